@@ -1,0 +1,71 @@
+// Package apiserver is `gcp apiserver`: the API server alone, against etcd
+// members given with --etcd-servers, with TLS flags like kube-apiserver's.
+package apiserver
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/term"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/layering"
+)
+
+// NewOptions returns the apiserver's defaults.
+func NewOptions() *options.Options { return options.NewOptions() }
+
+// NewCommand returns `gcp apiserver`; it serves until ctx is done.
+func NewCommand(ctx context.Context) *cobra.Command {
+	o := NewOptions()
+	fss := &cliflag.NamedFlagSets{}
+	o.AddFlags(fss)
+	cmd := &cobra.Command{
+		Use:   "apiserver",
+		Short: "Run the API server against external etcd members",
+		Long: "Run the gcp API server: namespaces, configmaps, secrets, service accounts, events, leases, " +
+			"CRDs and APIServices, stored in the etcd members given with --etcd-servers.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			completed, err := o.Complete()
+			if err != nil {
+				return err
+			}
+			if errs := completed.Validate(); len(errs) > 0 {
+				return utilerrors.NewAggregate(errs)
+			}
+			return Run(ctx, completed, layering.Generic())
+		},
+	}
+	for _, fs := range fss.FlagSets {
+		cmd.Flags().AddFlagSet(fs)
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, *fss, cols)
+	return cmd
+}
+
+// Run serves the stack's APIs with the completed options until ctx is done.
+func Run(ctx context.Context, o options.CompletedOptions, stack layering.Stack) error {
+	extra, err := stack.Extra()
+	if err != nil {
+		return err
+	}
+	cfg, err := apiserver.NewConfig(o, extra)
+	if err != nil {
+		return fmt.Errorf("configuring the apiserver: %w", err)
+	}
+	server, err := cfg.Complete().New()
+	if err != nil {
+		return err
+	}
+	prepared, err := server.PrepareRun()
+	if err != nil {
+		return err
+	}
+	return prepared.Run(ctx)
+}

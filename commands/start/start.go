@@ -1,0 +1,65 @@
+// Package start is `gcp start`: the whole control plane in one process,
+// with zero flags needed.
+package start
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/term"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
+	"github.com/gcp-project/gcp/pkg/layering"
+)
+
+// DefaultDataDir is where `gcp start` keeps its state.
+const DefaultDataDir = ".gcp"
+
+// NewOptions returns the defaults of `gcp start`.
+func NewOptions() *allinone.Options { return allinone.NewOptions() }
+
+// AddFlags adds the flags of `gcp start` to fss.
+func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
+	fs := fss.FlagSet("start")
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for the PKI, the etcd data and admin.kubeconfig; created with mode 0700.")
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address the API server listens on.")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "Port the API server serves HTTPS on (0 picks a free port).")
+	fs.StringSliceVar(&o.TLSSANs, "tls-san", o.TLSSANs, "Extra DNS names or IP addresses for the serving certificate.")
+}
+
+// NewCommand returns `gcp start`; it runs until ctx is done.
+func NewCommand(ctx context.Context) *cobra.Command {
+	o := NewOptions()
+	fss := &cliflag.NamedFlagSets{}
+	AddFlags(o, fss)
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Run etcd and the API server in one process",
+		Long: "Run a whole gcp control plane in one process: an embedded etcd member reachable only through a unix socket " +
+			"in the data dir, and the API server. Certificates and admin.kubeconfig are created on the first start and reused.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			extra, err := layering.Generic().Extra()
+			if err != nil {
+				return err
+			}
+			cp, err := allinone.Start(ctx, *o, extra)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "gcp is serving on %s\n", cp.URL)
+			fmt.Fprintf(out, "admin kubeconfig: %s\n", cp.AdminKubeconfig)
+			fmt.Fprintf(out, "export KUBECONFIG=%s\n", cp.AdminKubeconfig)
+			return cp.Wait()
+		},
+	}
+	for _, fs := range fss.FlagSets {
+		cmd.Flags().AddFlagSet(fs)
+	}
+	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
+	cliflag.SetUsageAndHelpFunc(cmd, *fss, cols)
+	return cmd
+}

@@ -1,0 +1,232 @@
+// Package allinone runs a whole control plane in one process from one data
+// directory: PKI, an embedded etcd member on a private unix socket, and the
+// API server. It is what `gcp start` and the test server run.
+package allinone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
+)
+
+// Options configure an all-in-one control plane.
+type Options struct {
+	// DataDir holds the PKI, the etcd data and admin.kubeconfig (mode 0700).
+	DataDir string
+	// BindAddress and SecurePort are where the API server serves HTTPS;
+	// port 0 picks a free port.
+	BindAddress string
+	SecurePort  int
+	// TLSSANs are extra names or IPs for the serving certificate.
+	TLSSANs []string
+	// APIServer, if set, is called on the apiserver options after gcp has
+	// filled in etcd, TLS and authentication, to adjust the rest.
+	APIServer func(*options.Options)
+}
+
+// NewOptions returns the defaults of `gcp start`.
+func NewOptions() *Options {
+	return &Options{DataDir: ".gcp", BindAddress: "127.0.0.1", SecurePort: options.DefaultSecurePort}
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir must not be empty"))
+	}
+	if net.ParseIP(o.BindAddress) == nil {
+		errs = append(errs, fmt.Errorf("--bind-address %q is not an IP address", o.BindAddress))
+	}
+	if o.SecurePort < 0 || o.SecurePort > 65535 {
+		errs = append(errs, fmt.Errorf("--secure-port %d is not a port (0-65535)", o.SecurePort))
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// AdminKubeconfigName is the admin kubeconfig's file name in the data dir.
+const AdminKubeconfigName = "admin.kubeconfig"
+
+// ControlPlane is a started all-in-one control plane.
+type ControlPlane struct {
+	// DataDir is the absolute data directory.
+	DataDir string
+	// URL is the API server's https URL.
+	URL string
+	// AdminKubeconfig is the path of the system:masters kubeconfig.
+	AdminKubeconfig string
+	// PKI is the certificate set in the data dir.
+	PKI *pki.Files
+
+	done chan struct{}
+	err  error
+}
+
+// Start prepares the data dir, starts etcd and begins serving; the server
+// becomes ready shortly after (poll /readyz). Everything stops when ctx is
+// done; Wait returns then.
+func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	if err := os.Chmod(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	unlock, err := lockDataDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	cleanup := []func(){unlock}
+	fail := func(err error) (*ControlPlane, error) {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+		return nil, err
+	}
+
+	files, err := pki.Ensure(pki.Options{Dir: filepath.Join(dataDir, "pki"), ServingSANs: o.TLSSANs})
+	if err != nil {
+		return fail(fmt.Errorf("PKI: %w", err))
+	}
+
+	socket := filepath.Join(dataDir, "etcd.sock")
+	etcdCfg := etcd.DefaultConfig(filepath.Join(dataDir, "etcd"))
+	etcdCfg.ListenClientURLs = []string{etcd.UnixSocketURL(socket)}
+	etcdCfg.AdvertiseClientURLs = etcdCfg.ListenClientURLs
+	store, err := etcd.Start(etcdCfg)
+	if err != nil {
+		return fail(fmt.Errorf("etcd: %w", err))
+	}
+	cleanup = append(cleanup, func() { _ = store.Close() })
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	if err != nil {
+		return fail(fmt.Errorf("--secure-port: %w", err))
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+
+	ao := options.NewOptions()
+	ao.Etcd.StorageConfig.Transport.ServerList = []string{etcd.UnixSocketURL(socket)}
+	ao.SecureServing.Listener = ln
+	ao.SecureServing.BindAddress = net.ParseIP(o.BindAddress)
+	ao.SecureServing.BindPort = port
+	ao.SecureServing.ServerCert.CertKey.CertFile = files.ServingCert
+	ao.SecureServing.ServerCert.CertKey.KeyFile = files.ServingKey
+	ao.Authentication.ClientCAFile = files.CACert
+	ao.ProxyClientCertFile = files.FrontProxyClientCert
+	ao.ProxyClientKeyFile = files.FrontProxyClientKey
+	if o.APIServer != nil {
+		o.APIServer(ao)
+	}
+	completed, err := ao.Complete()
+	if err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+	if errs := completed.Validate(); len(errs) > 0 {
+		_ = ln.Close()
+		return fail(utilerrors.NewAggregate(errs))
+	}
+	cfg, err := apiserver.NewConfig(completed, extra)
+	if err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+	server, err := cfg.Complete().New()
+	if err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+	prepared, err := server.PrepareRun()
+	if err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+
+	host := o.BindAddress
+	if ip := net.ParseIP(host); ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	cp := &ControlPlane{
+		DataDir:         dataDir,
+		URL:             "https://" + net.JoinHostPort(host, strconv.Itoa(port)),
+		AdminKubeconfig: filepath.Join(dataDir, AdminKubeconfigName),
+		PKI:             files,
+		done:            make(chan struct{}),
+	}
+	if err := pki.WriteKubeconfig(cp.AdminKubeconfig, cp.URL, files.CACert, files.AdminCert, files.AdminKey, "gcp"); err != nil {
+		_ = ln.Close()
+		return fail(fmt.Errorf("admin kubeconfig: %w", err))
+	}
+
+	serverCtx, cancelServer := context.WithCancel(ctx)
+	go func() {
+		defer close(cp.done)
+		serverErr := make(chan error, 1)
+		go func() { serverErr <- prepared.Run(serverCtx) }()
+		var errs []error
+		select {
+		case err := <-serverErr:
+			errs = append(errs, err)
+		case err := <-store.Err():
+			errs = append(errs, fmt.Errorf("etcd: %w", err))
+			cancelServer()
+			errs = append(errs, <-serverErr)
+		}
+		cancelServer()
+		// Stop in reverse order: the API server has drained; now etcd and
+		// the data dir lock.
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+		cp.err = utilerrors.NewAggregate(errs)
+		klog.V(1).InfoS("Control plane stopped", "dataDir", dataDir)
+	}()
+	return cp, nil
+}
+
+// Wait blocks until the control plane has stopped and returns why.
+func (c *ControlPlane) Wait() error {
+	<-c.done
+	return c.err
+}
+
+// Done is closed once the control plane has stopped.
+func (c *ControlPlane) Done() <-chan struct{} { return c.done }
+
+// lockDataDir takes an exclusive lock on the data dir, so a second gcp on
+// the same directory fails at once instead of corrupting the store.
+func lockDataDir(dir string) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(dir, "gcp.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("data dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("data dir %s is in use by another gcp process", dir)
+		}
+		return nil, fmt.Errorf("data dir lock: %w", err)
+	}
+	return func() { _ = f.Close() }, nil
+}

@@ -1,0 +1,263 @@
+// Package apiserver assembles gcp's API server: the generic core with the
+// native registries, apiextensions (CRDs) behind it and the aggregator in
+// front, all on k8s.io/apiserver. Stages: options.CompletedOptions ->
+// NewConfig -> Config.Complete -> CompletedConfig.New -> Server.PrepareRun ->
+// PreparedServer.Run.
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	apiextensionsoptions "k8s.io/apiextensions-apiserver/pkg/cmd/server/options"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/filters"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/apiserver/pkg/util/webhook"
+	"k8s.io/client-go/dynamic"
+	clientgoinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	apiregistrationv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
+	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
+	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry"
+)
+
+// Extra is what a composition (pkg/layering) decides: which native API
+// groups are served and whether CRDs and aggregation are on.
+type Extra struct {
+	// APIGroups are the native groups served by the generic core server.
+	APIGroups []registry.APIGroup
+	// APIExtensions serves apiextensions.k8s.io (CRDs and custom resources).
+	APIExtensions bool
+	// Aggregator serves apiregistration.k8s.io (APIServices) in front.
+	Aggregator bool
+	// PostStartHooks are added to the native server.
+	PostStartHooks map[string]genericapiserver.PostStartHookFunc
+}
+
+// Config is the configuration of the three servers of the delegation chain.
+type Config struct {
+	Options options.CompletedOptions
+	Extra   Extra
+
+	// Generic configures the native server; the others are copies of it.
+	Generic *genericapiserver.Config
+	// Scheme and Codecs hold the native types.
+	Scheme *runtime.Scheme
+	Codecs serializer.CodecFactory
+	// Client and Informers talk to this server over loopback.
+	Client    kubernetes.Interface
+	Informers clientgoinformers.SharedInformerFactory
+	// APIExtensions and Aggregator are nil when disabled.
+	APIExtensions *apiextensionsapiserver.Config
+	Aggregator    *aggregatorapiserver.Config
+}
+
+// NewScheme returns a scheme with every type of groups plus the unversioned
+// meta types; each call returns a new scheme, so servers share nothing.
+func NewScheme(groups []registry.APIGroup) (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, g := range groups {
+		if err := g.InstallScheme(scheme); err != nil {
+			return nil, fmt.Errorf("installing API group %q: %w", g.GroupName(), err)
+		}
+	}
+	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
+	metav1.AddToGroupVersion(scheme, unversioned)
+	scheme.AddUnversionedTypes(unversioned,
+		&metav1.Status{}, &metav1.APIVersions{}, &metav1.APIGroupList{}, &metav1.APIGroup{}, &metav1.APIResourceList{})
+	return scheme, nil
+}
+
+// defaultResourceConfig enables every version the scheme knows for groups.
+func defaultResourceConfig(scheme *runtime.Scheme, groups []registry.APIGroup) *serverstorage.ResourceConfig {
+	rc := serverstorage.NewResourceConfig()
+	for _, g := range groups {
+		rc.EnableVersions(scheme.PrioritizedVersionsForGroup(g.GroupName())...)
+	}
+	return rc
+}
+
+// NewConfig builds the configuration of every server from options.
+func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
+	scheme, err := NewScheme(extra.APIGroups)
+	if err != nil {
+		return nil, err
+	}
+	codecs := serializer.NewCodecFactory(scheme)
+	c := &Config{Options: o, Extra: extra, Scheme: scheme, Codecs: codecs}
+
+	gc := genericapiserver.NewConfig(codecs)
+	c.Generic = gc
+	gc.MergedResourceConfig = defaultResourceConfig(scheme, extra.APIGroups)
+	if err := o.GenericServerRunOptions.ApplyTo(gc); err != nil {
+		return nil, fmt.Errorf("server run options: %w", err)
+	}
+	if err := o.SecureServing.ApplyToConfig(gc); err != nil {
+		return nil, fmt.Errorf("secure serving: %w", err)
+	}
+	gc.LoopbackClientConfig.ContentConfig.ContentType = "application/vnd.kubernetes.protobuf"
+	gc.LoopbackClientConfig.DisableCompression = true
+
+	client, err := kubernetes.NewForConfig(gc.LoopbackClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("loopback client: %w", err)
+	}
+	dynamicClient, err := dynamic.NewForConfig(gc.LoopbackClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("loopback dynamic client: %w", err)
+	}
+	c.Client = client
+	c.Informers = clientgoinformers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute,
+		clientgoinformers.WithTransform(func(obj interface{}) (interface{}, error) {
+			if accessor, err := meta.Accessor(obj); err == nil {
+				accessor.SetManagedFields(nil)
+			}
+			return obj, nil
+		}))
+
+	if err := o.Features.ApplyTo(gc, client, c.Informers); err != nil {
+		return nil, fmt.Errorf("features: %w", err)
+	}
+	if err := o.APIEnablement.ApplyTo(gc, gc.MergedResourceConfig, scheme); err != nil {
+		return nil, fmt.Errorf("--runtime-config: %w", err)
+	}
+
+	namer := openapi.NewDefinitionNamer(scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIConfig.Info.Title = "gcp"
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config.Info.Title = "gcp"
+	gc.LongRunningFunc = filters.BasicLongRunningRequestCheck(sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
+
+	resourceEncoding := serverstorage.NewDefaultResourceEncodingConfigForEffectiveVersion(scheme, gc.EffectiveVersion)
+	storageFactory := serverstorage.NewDefaultStorageFactory(o.Etcd.StorageConfig, o.Etcd.DefaultStorageMediaType,
+		codecs, resourceEncoding, gc.MergedResourceConfig, nil)
+	storageFactory.StorageConfig.StorageObjectCountTracker = gc.StorageObjectCountTracker
+	if err := o.Etcd.ApplyWithStorageFactoryTo(storageFactory, gc); err != nil {
+		return nil, fmt.Errorf("etcd: %w", err)
+	}
+
+	if err := o.Authentication.ApplyTo(&gc.Authentication, gc.SecureServing); err != nil {
+		return nil, fmt.Errorf("authentication: %w", err)
+	}
+	if err := options.ApplyMastersOnlyAuthorization(&gc.Authorization); err != nil {
+		return nil, fmt.Errorf("authorization: %w", err)
+	}
+	// The loopback client's token authenticates as system:apiserver in
+	// system:masters; this wraps the authenticator and authorizer above.
+	genericapiserver.AuthorizeClientBearerToken(gc.LoopbackClientConfig, &gc.Authentication, &gc.Authorization)
+
+	if err := o.Audit.ApplyTo(gc); err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	if err := o.Admission.ApplyTo(gc, c.Informers, client, dynamicClient, utilfeature.DefaultFeatureGate, gc.EffectiveVersion); err != nil {
+		return nil, fmt.Errorf("admission: %w", err)
+	}
+	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
+	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+		return genericapiserver.DefaultBuildHandlerChain(withVersion(h), c)
+	}
+
+	serviceResolver := webhook.NewDefaultServiceResolver()
+	if extra.APIExtensions {
+		cfg, err := c.newAPIExtensionsConfig(serviceResolver)
+		if err != nil {
+			return nil, fmt.Errorf("apiextensions: %w", err)
+		}
+		c.APIExtensions = cfg
+	}
+	if extra.Aggregator {
+		cfg, err := c.newAggregatorConfig(serviceResolver)
+		if err != nil {
+			return nil, fmt.Errorf("aggregator: %w", err)
+		}
+		c.Aggregator = cfg
+	}
+	return c, nil
+}
+
+// storageOptions returns what the native groups need to build storage.
+func (c *Config) storageOptions() registry.StorageOptions {
+	return registry.StorageOptions{
+		Scheme:            c.Scheme,
+		Codecs:            c.Codecs,
+		ParameterCodec:    runtime.NewParameterCodec(c.Scheme),
+		RESTOptionsGetter: c.Generic.RESTOptionsGetter,
+		ResourceConfig:    c.Generic.MergedResourceConfig,
+	}
+}
+
+func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver) (*apiextensionsapiserver.Config, error) {
+	gc := *c.Generic
+	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
+	gc.RESTOptionsGetter = nil
+
+	etcd := *c.Options.Etcd
+	etcd.StorageConfig.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)
+	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiextensionsv1beta1.SchemeGroupVersion, schema.GroupKind{Group: apiextensionsv1beta1.GroupName})
+	etcd.SkipHealthEndpoints = true
+	if err := etcd.ApplyTo(&gc); err != nil {
+		return nil, err
+	}
+	if err := c.Options.APIEnablement.ApplyTo(&gc, apiextensionsapiserver.DefaultAPIResourceConfigSource(), apiextensionsapiserver.Scheme); err != nil {
+		return nil, err
+	}
+	authResolver := webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, gc.EgressSelector, gc.LoopbackClientConfig, gc.TracerProvider)
+	return &apiextensionsapiserver.Config{
+		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: c.Informers},
+		ExtraConfig: apiextensionsapiserver.ExtraConfig{
+			CRDRESTOptionsGetter: apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker),
+			MasterCount:          1,
+			AuthResolverWrapper:  authResolver,
+			ServiceResolver:      serviceResolver,
+		},
+	}, nil
+}
+
+func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.ServiceResolver) (*aggregatorapiserver.Config, error) {
+	gc := *c.Generic
+	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
+	gc.RESTOptionsGetter = nil
+	// The native server installs /openapi; the aggregator merges specs.
+	gc.SkipOpenAPIInstallation = true
+
+	etcd := *c.Options.Etcd
+	etcd.StorageConfig.Codec = aggregatorscheme.Codecs.LegacyCodec(apiregistrationv1.SchemeGroupVersion, apiregistrationv1beta1.SchemeGroupVersion)
+	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiregistrationv1.SchemeGroupVersion, schema.GroupKind{Group: apiregistrationv1beta1.GroupName})
+	etcd.SkipHealthEndpoints = true
+	if err := etcd.ApplyTo(&gc); err != nil {
+		return nil, err
+	}
+	if err := c.Options.APIEnablement.ApplyTo(&gc, aggregatorapiserver.DefaultAPIResourceConfigSource(), aggregatorscheme.Scheme); err != nil {
+		return nil, err
+	}
+	return &aggregatorapiserver.Config{
+		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: c.Informers},
+		ExtraConfig: aggregatorapiserver.ExtraConfig{
+			ProxyClientCertFile: c.Options.ProxyClientCertFile,
+			ProxyClientKeyFile:  c.Options.ProxyClientKeyFile,
+			ServiceResolver:     serviceResolver,
+			// There are no Services or EndpointSlices to check remote
+			// APIServices against; local ones are reconciled regardless.
+			DisableRemoteAvailableConditionController: true,
+		},
+	}, nil
+}

@@ -1,0 +1,84 @@
+package options
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/pflag"
+	apiserverapi "k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/anonymous"
+	"k8s.io/apiserver/pkg/authentication/request/union"
+	"k8s.io/apiserver/pkg/authentication/request/x509"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+)
+
+// PublicPaths are the only paths anonymous requests may reach: health and
+// version, as kube-apiserver's system:public-info-viewer role allows.
+var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version"}
+
+// PublicPaths returns the paths anonymous requests may reach.
+func PublicPaths() []string { return append([]string(nil), publicPaths...) }
+
+// AuthenticationOptions configures who the apiserver recognises: clients
+// presenting a certificate signed by the client CA, and (optionally)
+// anonymous requests to the public paths. Any other request gets 401.
+type AuthenticationOptions struct {
+	// ClientCAFile verifies client certificates; the CN is the user name and
+	// the O entries are the groups.
+	ClientCAFile string
+	// Anonymous lets unauthenticated requests to PublicPaths through as
+	// system:anonymous; anything else stays 401.
+	Anonymous bool
+}
+
+// NewAuthenticationOptions returns the defaults: anonymous health checks on.
+func NewAuthenticationOptions() *AuthenticationOptions {
+	return &AuthenticationOptions{Anonymous: true}
+}
+
+// AddFlags adds the authentication flags.
+func (o *AuthenticationOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile,
+		"If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate, and its Organizations as groups.")
+	fs.BoolVar(&o.Anonymous, "anonymous-auth", o.Anonymous,
+		"Enables anonymous requests to "+fmt.Sprint(publicPaths)+" (as system:anonymous). Every other unauthenticated request is rejected with 401.")
+}
+
+// Validate checks the options.
+func (o *AuthenticationOptions) Validate() []error {
+	if o.ClientCAFile == "" {
+		return []error{fmt.Errorf("--client-ca-file is required: client certificates are how users authenticate")}
+	}
+	return nil
+}
+
+// ApplyTo sets the authenticator and makes the serving TLS config ask for
+// client certificates signed by the client CA.
+func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationInfo, serving *genericapiserver.SecureServingInfo) error {
+	ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", o.ClientCAFile)
+	if err != nil {
+		return fmt.Errorf("--client-ca-file: %w", err)
+	}
+	if err := ca.RunOnce(context.Background()); err != nil {
+		return fmt.Errorf("--client-ca-file: %w", err)
+	}
+	if serving != nil {
+		serving.ClientCA = ca
+	}
+	authenticators := []authenticator.Request{x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion)}
+	var result authenticator.Request = group.NewAuthenticatedGroupAdder(union.New(authenticators...))
+	if o.Anonymous {
+		var conditions []apiserverapi.AnonymousAuthCondition
+		for _, p := range publicPaths {
+			conditions = append(conditions, apiserverapi.AnonymousAuthCondition{Path: p})
+		}
+		// Anonymous comes last and only answers for the public paths, so a
+		// request elsewhere without credentials is unauthenticated: 401.
+		result = union.New(result, anonymous.NewAuthenticator(conditions))
+	}
+	authn.Authenticator = result
+	return nil
+}

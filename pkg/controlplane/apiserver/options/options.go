@@ -1,0 +1,141 @@
+// Package options holds the flags of `gcp apiserver` as option groups, most
+// of them k8s.io/apiserver's own, plus gcp's authentication and data-dir
+// defaults. Options -> Complete -> Validate -> CompletedOptions feeds
+// apiserver.NewConfig.
+package options
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	cliflag "k8s.io/component-base/cli/flag"
+	netutils "k8s.io/utils/net"
+)
+
+// DefaultSecurePort is the port the apiserver serves HTTPS on by default.
+const DefaultSecurePort = 6443
+
+// Options are every flag of the apiserver.
+type Options struct {
+	GenericServerRunOptions *genericoptions.ServerRunOptions
+	Etcd                    *genericoptions.EtcdOptions
+	SecureServing           *genericoptions.SecureServingOptionsWithLoopback
+	Audit                   *genericoptions.AuditOptions
+	Features                *genericoptions.FeatureOptions
+	APIEnablement           *genericoptions.APIEnablementOptions
+	Admission               *genericoptions.AdmissionOptions
+	Authentication          *AuthenticationOptions
+
+	// ProxyClientCertFile and ProxyClientKeyFile identify the aggregator to
+	// aggregated API servers.
+	ProxyClientCertFile string
+	ProxyClientKeyFile  string
+	// EventTTL is how long events are kept.
+	EventTTL time.Duration
+}
+
+// CompletedOptions are options after Complete; only Complete makes them.
+type CompletedOptions struct {
+	*completedOptions
+}
+
+type completedOptions struct {
+	Options
+}
+
+// NewOptions returns the defaults of a standalone apiserver.
+func NewOptions() *Options {
+	o := &Options{
+		GenericServerRunOptions: genericoptions.NewServerRunOptions(),
+		Etcd:                    genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil)),
+		SecureServing:           genericoptions.NewSecureServingOptions().WithLoopback(),
+		Audit:                   genericoptions.NewAuditOptions(),
+		Features:                genericoptions.NewFeatureOptions(),
+		APIEnablement:           genericoptions.NewAPIEnablementOptions(),
+		Admission:               genericoptions.NewAdmissionOptions(),
+		Authentication:          NewAuthenticationOptions(),
+		EventTTL:                time.Hour,
+	}
+	o.SecureServing.BindPort = DefaultSecurePort
+	o.SecureServing.ServerCert.PairName = "apiserver"
+	// Native objects are stored as protobuf, like kube-apiserver.
+	o.Etcd.DefaultStorageMediaType = "application/vnd.kubernetes.protobuf"
+	// API Priority and Fairness needs the flowcontrol API, which a later
+	// layer serves; until then the max-in-flight limits protect the server.
+	o.Features.EnablePriorityAndFairness = false
+	// Admission: the plugins k8s.io/apiserver ships whose APIs are served.
+	// Webhooks and admission policies arrive with admissionregistration.
+	o.Admission.Plugins = admission.NewPlugins()
+	lifecycle.Register(o.Admission.Plugins)
+	o.Admission.RecommendedPluginOrder = []string{lifecycle.PluginName}
+	o.Admission.DefaultOffPlugins = sets.New[string]()
+	return o
+}
+
+// AddFlags adds every flag, in sections like kube-apiserver's --help.
+func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
+	o.GenericServerRunOptions.AddUniversalFlags(fss.FlagSet("generic"))
+	o.Etcd.AddFlags(fss.FlagSet("etcd"))
+	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.Audit.AddFlags(fss.FlagSet("auditing"))
+	o.Features.AddFlags(fss.FlagSet("features"))
+	o.APIEnablement.AddFlags(fss.FlagSet("API enablement"))
+	o.Admission.AddFlags(fss.FlagSet("admission"))
+	o.Authentication.AddFlags(fss.FlagSet("authentication"))
+	fs := fss.FlagSet("aggregation")
+	fs.StringVar(&o.ProxyClientCertFile, "proxy-client-cert-file", o.ProxyClientCertFile,
+		"Client certificate used to prove the identity of the aggregator when it calls out to aggregated API servers.")
+	fs.StringVar(&o.ProxyClientKeyFile, "proxy-client-key-file", o.ProxyClientKeyFile,
+		"Private key for the client certificate used by the aggregator.")
+	fss.FlagSet("generic").DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events.")
+}
+
+// Complete fills in defaults that depend on other options.
+func (o *Options) Complete() (CompletedOptions, error) {
+	if o.SecureServing.BindAddress == nil || o.SecureServing.BindAddress.IsUnspecified() && o.GenericServerRunOptions.AdvertiseAddress == nil {
+		// Advertise loopback unless told otherwise; there is no Service to
+		// publish the address to.
+		o.GenericServerRunOptions.AdvertiseAddress = netutils.ParseIPSloppy("127.0.0.1")
+	}
+	if o.SecureServing.ServerCert.CertKey.CertFile == "" && o.SecureServing.ServerCert.CertDirectory == "" {
+		return CompletedOptions{}, fmt.Errorf("--tls-cert-file and --tls-private-key-file are required (or use `gcp start`, which creates them)")
+	}
+	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts(o.GenericServerRunOptions.AdvertiseAddress.String(), nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return CompletedOptions{}, fmt.Errorf("serving certificate: %w", err)
+	}
+	if o.SecureServing.ServerCert.CertDirectory != "" && !filepath.IsAbs(o.SecureServing.ServerCert.CertDirectory) {
+		abs, err := filepath.Abs(o.SecureServing.ServerCert.CertDirectory)
+		if err != nil {
+			return CompletedOptions{}, err
+		}
+		o.SecureServing.ServerCert.CertDirectory = abs
+	}
+	return CompletedOptions{&completedOptions{*o}}, nil
+}
+
+// Validate checks every option group and returns all problems.
+func (o CompletedOptions) Validate() []error {
+	var errs []error
+	errs = append(errs, o.GenericServerRunOptions.Validate()...)
+	errs = append(errs, o.Etcd.Validate()...)
+	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.Audit.Validate()...)
+	errs = append(errs, o.Features.Validate()...)
+	errs = append(errs, o.APIEnablement.Validate()...)
+	errs = append(errs, o.Admission.Validate()...)
+	errs = append(errs, o.Authentication.Validate()...)
+	if (o.ProxyClientCertFile == "") != (o.ProxyClientKeyFile == "") {
+		errs = append(errs, fmt.Errorf("--proxy-client-cert-file and --proxy-client-key-file must be set together"))
+	}
+	if o.EventTTL <= 0 {
+		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", o.EventTTL))
+	}
+	return errs
+}

@@ -1,0 +1,159 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/util/notfoundhandler"
+	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
+)
+
+// CompletedConfig is a Config after Complete; only Complete makes one.
+type CompletedConfig struct {
+	*completedConfig
+}
+
+type completedConfig struct {
+	Config        *Config
+	Generic       genericapiserver.CompletedConfig
+	APIExtensions *apiextensionsapiserver.CompletedConfig
+	Aggregator    *aggregatorapiserver.CompletedConfig
+}
+
+// Complete fills in the remaining defaults of every server's config.
+func (c *Config) Complete() CompletedConfig {
+	cc := &completedConfig{Config: c, Generic: c.Generic.Complete(c.Informers)}
+	if c.APIExtensions != nil {
+		x := c.APIExtensions.Complete()
+		cc.APIExtensions = &x
+	}
+	if c.Aggregator != nil {
+		a := c.Aggregator.Complete()
+		cc.Aggregator = &a
+	}
+	return CompletedConfig{cc}
+}
+
+// Server is the assembled delegation chain:
+// aggregator -> native APIs -> apiextensions -> not found.
+type Server struct {
+	// Native serves the native API groups.
+	Native *genericapiserver.GenericAPIServer
+	// APIExtensions is nil when CRDs are disabled.
+	APIExtensions *apiextensionsapiserver.CustomResourceDefinitions
+	// Aggregator is nil when aggregation is disabled.
+	Aggregator *aggregatorapiserver.APIAggregator
+}
+
+// New builds the delegation chain, innermost first.
+func (c CompletedConfig) New() (*Server, error) {
+	s := &Server{}
+
+	// 1. Not found: the end of the chain, a 404 that knows whether discovery
+	//    is still being assembled (then 503, so clients retry).
+	var delegate genericapiserver.DelegationTarget = genericapiserver.NewEmptyDelegateWithCustomHandler(
+		notfoundhandler.New(c.Generic.Serializer, genericapifilters.NoMuxAndDiscoveryIncompleteKey))
+
+	// 2. apiextensions: CRDs and custom resources.
+	if c.APIExtensions != nil {
+		x, err := c.APIExtensions.New(delegate)
+		if err != nil {
+			return nil, fmt.Errorf("apiextensions server: %w", err)
+		}
+		s.APIExtensions = x
+		delegate = x.GenericAPIServer
+	}
+
+	// 3. The native API groups.
+	native, err := c.Generic.New("gcp-apiserver", delegate)
+	if err != nil {
+		return nil, fmt.Errorf("native server: %w", err)
+	}
+	if err := c.installAPIGroups(native); err != nil {
+		return nil, fmt.Errorf("native server: %w", err)
+	}
+	if err := c.addNativeHooks(native); err != nil {
+		return nil, fmt.Errorf("native server: %w", err)
+	}
+	s.Native = native
+
+	// 4. The aggregator in front: APIServices, and discovery for everything.
+	if c.Aggregator != nil {
+		agg, err := c.newAggregator(native, s.APIExtensions)
+		if err != nil {
+			return nil, fmt.Errorf("aggregator: %w", err)
+		}
+		s.Aggregator = agg
+	}
+	return s, nil
+}
+
+func (c CompletedConfig) installAPIGroups(native *genericapiserver.GenericAPIServer) error {
+	opts := c.Config.storageOptions()
+	var groups []*genericapiserver.APIGroupInfo
+	for _, g := range c.Config.Extra.APIGroups {
+		info, enabled, err := g.NewRESTStorage(opts)
+		if err != nil {
+			return fmt.Errorf("API group %q: %w", g.GroupName(), err)
+		}
+		if !enabled {
+			continue
+		}
+		if g.GroupName() == "" {
+			if err := native.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &info); err != nil {
+				return fmt.Errorf("core API group: %w", err)
+			}
+			continue
+		}
+		groups = append(groups, &info)
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	return native.InstallAPIGroups(groups...)
+}
+
+func (c CompletedConfig) addNativeHooks(native *genericapiserver.GenericAPIServer) error {
+	informers := c.Config.Informers
+	if err := native.AddPostStartHook("start-gcp-informers", func(ctx genericapiserver.PostStartHookContext) error {
+		informers.Start(ctx.Done())
+		return nil
+	}); err != nil {
+		return err
+	}
+	for name, hook := range c.Config.Extra.PostStartHooks {
+		if err := native.AddPostStartHook(name, hook); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PreparedServer is a Server after PrepareRun; only it can Run.
+type PreparedServer struct {
+	run func(ctx context.Context) error
+	// Handler is the outermost handler (for in-process tests).
+	Handler http.Handler
+}
+
+// PrepareRun installs the health, OpenAPI and discovery endpoints.
+func (s *Server) PrepareRun() (*PreparedServer, error) {
+	if s.Aggregator != nil {
+		p, err := s.Aggregator.PrepareRun()
+		if err != nil {
+			return nil, err
+		}
+		return &PreparedServer{run: p.Run, Handler: s.Aggregator.GenericAPIServer.Handler}, nil
+	}
+	p := s.Native.PrepareRun()
+	return &PreparedServer{run: p.RunWithContext, Handler: s.Native.Handler}, nil
+}
+
+// Run serves until ctx is done, then shuts down gracefully.
+func (p *PreparedServer) Run(ctx context.Context) error {
+	return p.run(ctx)
+}

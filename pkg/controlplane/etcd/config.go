@@ -1,0 +1,380 @@
+package etcd
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	"go.etcd.io/etcd/client/pkg/v3/types"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap/zapcore"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+)
+
+const (
+	// DefaultName is the member name used when Config.Name is empty. It is
+	// not etcd's "default", which etcd warns about on every start.
+	DefaultName = "gcp"
+	// DefaultLogLevel keeps an embedded etcd quiet: only warnings and errors.
+	DefaultLogLevel = "warn"
+	// DefaultReadyTimeout bounds how long Start waits for etcd to serve.
+	DefaultReadyTimeout = time.Minute
+	// ClusterStateNew bootstraps a new cluster (etcd's --initial-cluster-state=new).
+	ClusterStateNew = embed.ClusterStateFlagNew
+	// ClusterStateExisting joins an existing cluster.
+	ClusterStateExisting = embed.ClusterStateFlagExisting
+
+	// maxSocketPath is the longest unix socket path Linux accepts: sun_path
+	// holds 108 bytes including the terminating NUL.
+	maxSocketPath = 107
+
+	// noPeerURL is the peer URL a member without a peer listener advertises.
+	// etcd needs one to derive the member's identity; port 0 makes it plain
+	// that nothing listens there, and a single member never dials itself.
+	noPeerURL = "http://127.0.0.1:0"
+)
+
+// TLSInfo names the certificate files of one side of etcd (clients or peers).
+type TLSInfo struct {
+	// CertFile and KeyFile are the server's certificate and key, required
+	// for https:// and unixs:// URLs.
+	CertFile string
+	KeyFile  string
+	// TrustedCAFile verifies the certificates that clients (or peers)
+	// present; when set, etcd requires every connection to present one.
+	TrustedCAFile string
+	// ClientCertAuth makes etcd check client certificates against
+	// TrustedCAFile (etcd's --client-cert-auth / --peer-client-cert-auth).
+	ClientCertAuth bool
+}
+
+func (t TLSInfo) transport() transport.TLSInfo {
+	return transport.TLSInfo{
+		CertFile:       t.CertFile,
+		KeyFile:        t.KeyFile,
+		TrustedCAFile:  t.TrustedCAFile,
+		ClientCertAuth: t.ClientCertAuth,
+	}
+}
+
+// Config describes one etcd member. Field names follow etcd's flags, and
+// validation errors name fields by those flags (--data-dir, ...) so that
+// `gcp etcd` and library callers read the same messages.
+type Config struct {
+	// Name is the member name; empty means DefaultName.
+	Name string
+	// DataDir holds the member's WAL and database. Start creates it with
+	// mode 0700 and tightens an existing one to 0700.
+	DataDir string
+
+	// ListenClientURLs are where clients connect: http://IP:port,
+	// https://IP:port, or a unix socket from UnixSocketURL (unixs:// for TLS
+	// over a socket).
+	ListenClientURLs []string
+	// AdvertiseClientURLs are the client URLs published to the cluster;
+	// empty means ListenClientURLs.
+	AdvertiseClientURLs []string
+
+	// ListenPeerURLs are where other members connect (http or https only).
+	// Empty means no peer listener at all: a single member that cannot be
+	// joined and has no peer port to protect.
+	ListenPeerURLs []string
+	// InitialAdvertisePeerURLs are the peer URLs this member announces;
+	// empty means ListenPeerURLs.
+	InitialAdvertisePeerURLs []string
+	// InitialCluster is "name=peerURL,..." for bootstrapping; empty means
+	// this member alone.
+	InitialCluster string
+	// InitialClusterState is ClusterStateNew or ClusterStateExisting; empty
+	// means new.
+	InitialClusterState string
+
+	// ClientTLS secures https:// and unixs:// client URLs.
+	ClientTLS TLSInfo
+	// PeerTLS secures https:// peer URLs.
+	PeerTLS TLSInfo
+
+	// QuotaBackendBytes caps the database size; 0 means etcd's default.
+	QuotaBackendBytes int64
+	// LogLevel is etcd's own log level (debug, info, warn, error); empty
+	// means DefaultLogLevel.
+	LogLevel string
+	// ReadyTimeout bounds how long Start waits for the member to serve;
+	// 0 means DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+}
+
+// DefaultConfig returns a private single member in dataDir: clients on a
+// unix socket inside the (0700) data dir, no TCP port and no peer listener.
+func DefaultConfig(dataDir string) Config {
+	return Config{
+		Name:                DefaultName,
+		DataDir:             dataDir,
+		ListenClientURLs:    []string{UnixSocketURL(filepath.Join(dataDir, "etcd.sock"))},
+		InitialClusterState: ClusterStateNew,
+		LogLevel:            DefaultLogLevel,
+		ReadyTimeout:        DefaultReadyTimeout,
+	}
+}
+
+// UnixSocketURL returns the URL of a unix socket at path, made absolute:
+// unix:///abs/path. etcd listens on it, and the same string works as a
+// clientv3 endpoint and as a k8s.io/apiserver --etcd-servers value.
+func UnixSocketURL(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return "unix://" + path
+}
+
+// Validate reports every problem with c in one line, or nil.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if c.DataDir == "" {
+		add("--data-dir must not be empty")
+	}
+	if len(c.ListenClientURLs) == 0 {
+		add("--listen-client-urls must not be empty")
+	}
+	listenClients, clientErrs := parseURLs("--listen-client-urls", c.ListenClientURLs, clientSchemes, true)
+	errs = append(errs, clientErrs...)
+	_, advErrs := parseURLs("--advertise-client-urls", c.AdvertiseClientURLs, clientSchemes, false)
+	errs = append(errs, advErrs...)
+	if len(c.AdvertiseClientURLs) == 0 && anyUnspecified(listenClients) {
+		add("--advertise-client-urls is required when --listen-client-urls has an unspecified address (0.0.0.0 or ::)")
+	}
+	errs = append(errs, c.ClientTLS.validate("", "client", listenClients)...)
+
+	listenPeers, peerErrs := parseURLs("--listen-peer-urls", c.ListenPeerURLs, peerSchemes, true)
+	errs = append(errs, peerErrs...)
+	_, advPeerErrs := parseURLs("--initial-advertise-peer-urls", c.InitialAdvertisePeerURLs, peerSchemes, false)
+	errs = append(errs, advPeerErrs...)
+	if len(c.InitialAdvertisePeerURLs) == 0 && anyUnspecified(listenPeers) {
+		add("--initial-advertise-peer-urls is required when --listen-peer-urls has an unspecified address (0.0.0.0 or ::)")
+	}
+	errs = append(errs, c.PeerTLS.validate("peer-", "peer", listenPeers)...)
+
+	if c.InitialCluster != "" {
+		members, err := types.NewURLsMap(c.InitialCluster)
+		switch {
+		case err != nil:
+			add("--initial-cluster %q: %v", c.InitialCluster, err)
+		case members[c.name()] == nil:
+			add("--initial-cluster %q has no member named %q (--name)", c.InitialCluster, c.name())
+		case len(members) > 1 && len(c.ListenPeerURLs) == 0:
+			add("--initial-cluster has %d members, so --listen-peer-urls must be set", len(members))
+		}
+	}
+	switch c.InitialClusterState {
+	case "", ClusterStateNew, ClusterStateExisting:
+	default:
+		add("--initial-cluster-state must be %q or %q, got %q", ClusterStateNew, ClusterStateExisting, c.InitialClusterState)
+	}
+	if c.QuotaBackendBytes < 0 {
+		add("--quota-backend-bytes must not be negative, got %d", c.QuotaBackendBytes)
+	}
+	if _, err := zapcore.ParseLevel(c.logLevel()); err != nil {
+		add("--log-level must be debug, info, warn or error, got %q", c.LogLevel)
+	}
+	if c.ReadyTimeout < 0 {
+		add("ready timeout must not be negative, got %s", c.ReadyTimeout)
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+func (c Config) name() string {
+	if c.Name == "" {
+		return DefaultName
+	}
+	return c.Name
+}
+
+func (c Config) logLevel() string {
+	if c.LogLevel == "" {
+		return DefaultLogLevel
+	}
+	return c.LogLevel
+}
+
+func (c Config) readyTimeout() time.Duration {
+	if c.ReadyTimeout == 0 {
+		return DefaultReadyTimeout
+	}
+	return c.ReadyTimeout
+}
+
+// advertiseClientURLs are the URLs clients should use.
+func (c Config) advertiseClientURLs() []string {
+	if len(c.AdvertiseClientURLs) > 0 {
+		return append([]string(nil), c.AdvertiseClientURLs...)
+	}
+	return append([]string(nil), c.ListenClientURLs...)
+}
+
+// embedConfig translates a validated c into etcd's configuration.
+func (c Config) embedConfig() (*embed.Config, error) {
+	ec := embed.NewConfig()
+	ec.Name = c.name()
+	ec.Dir = c.DataDir
+	ec.LogLevel = c.logLevel()
+	ec.QuotaBackendBytes = c.QuotaBackendBytes
+	ec.ClientTLSInfo = c.ClientTLS.transport()
+	ec.PeerTLSInfo = c.PeerTLS.transport()
+	ec.ListenMetricsUrls = nil
+
+	var err error
+	if ec.ListenClientUrls, err = toURLs(c.ListenClientURLs); err != nil {
+		return nil, err
+	}
+	if ec.AdvertiseClientUrls, err = toURLs(c.advertiseClientURLs()); err != nil {
+		return nil, err
+	}
+	if ec.ListenPeerUrls, err = toURLs(c.ListenPeerURLs); err != nil {
+		return nil, err
+	}
+	advertisePeers := c.InitialAdvertisePeerURLs
+	if len(advertisePeers) == 0 {
+		advertisePeers = c.ListenPeerURLs
+	}
+	if len(advertisePeers) == 0 {
+		advertisePeers = []string{noPeerURL}
+	}
+	if ec.AdvertisePeerUrls, err = toURLs(advertisePeers); err != nil {
+		return nil, err
+	}
+	ec.InitialCluster = c.InitialCluster
+	if ec.InitialCluster == "" {
+		ec.InitialCluster = ec.InitialClusterFromName(ec.Name)
+	}
+	ec.ClusterState = c.InitialClusterState
+	if ec.ClusterState == "" {
+		ec.ClusterState = ClusterStateNew
+	}
+	return ec, nil
+}
+
+// unixSocketPaths returns the socket files of c's unix client URLs.
+func (c Config) unixSocketPaths() []string {
+	var paths []string
+	for _, raw := range c.ListenClientURLs {
+		if u, err := url.Parse(raw); err == nil && isUnix(u.Scheme) {
+			paths = append(paths, u.Path)
+		}
+	}
+	return paths
+}
+
+var (
+	clientSchemes = []string{"http", "https", "unix", "unixs"}
+	peerSchemes   = []string{"http", "https"}
+)
+
+func isUnix(scheme string) bool { return scheme == "unix" || scheme == "unixs" }
+
+func isSecure(scheme string) bool { return scheme == "https" || scheme == "unixs" }
+
+// validate checks one side's TLS settings against the URLs it listens on.
+func (t TLSInfo) validate(flagPrefix, kind string, listen []*url.URL) []error {
+	var errs []error
+	secure := false
+	for _, u := range listen {
+		secure = secure || isSecure(u.Scheme)
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		errs = append(errs, fmt.Errorf("--%scert-file and --%skey-file must be set together", flagPrefix, flagPrefix))
+	}
+	if secure && (t.CertFile == "" || t.KeyFile == "") {
+		errs = append(errs, fmt.Errorf("https:// and unixs:// %s URLs need --%scert-file and --%skey-file", kind, flagPrefix, flagPrefix))
+	}
+	if t.ClientCertAuth && t.TrustedCAFile == "" {
+		errs = append(errs, fmt.Errorf("--%sclient-cert-auth needs --%strusted-ca-file", flagPrefix, flagPrefix))
+	}
+	if t.ClientCertAuth && len(listen) > 0 && !secure {
+		errs = append(errs, fmt.Errorf("--%sclient-cert-auth needs an https:// %s URL: plain URLs cannot check certificates", flagPrefix, kind))
+	}
+	return errs
+}
+
+// parseURLs parses and checks each URL of one flag; listen URLs must be
+// bindable (an IP address and a non-zero port, or an absolute socket path).
+func parseURLs(flag string, raws []string, schemes []string, listen bool) ([]*url.URL, []error) {
+	var urls []*url.URL
+	var errs []error
+	for _, raw := range raws {
+		u, err := parseURL(raw, schemes, listen)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", flag, raw, err))
+			continue
+		}
+		urls = append(urls, u)
+	}
+	return urls, errs
+}
+
+func parseURL(raw string, schemes []string, listen bool) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return nil, fmt.Errorf("malformed URL: %w", err)
+	}
+	if !slices.Contains(schemes, u.Scheme) {
+		return nil, fmt.Errorf("unsupported scheme %q (want %s)", u.Scheme, strings.Join(schemes, ", "))
+	}
+	if isUnix(u.Scheme) {
+		path := strings.TrimPrefix(raw, u.Scheme+"://")
+		if u.Host != "" || path != u.Path || !filepath.IsAbs(path) {
+			return nil, fmt.Errorf("want %s:///absolute/path/to/socket (no %%-escapes, ? or #)", u.Scheme)
+		}
+		if len(path) > maxSocketPath {
+			return nil, fmt.Errorf("socket path is %d bytes, more than the %d a unix socket allows; use a shorter directory", len(path), maxSocketPath)
+		}
+		return u, nil
+	}
+	if u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("want %s://host:port with no user, path, query or fragment", u.Scheme)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil || host == "" {
+		return nil, fmt.Errorf("want %s://host:port", u.Scheme)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return nil, fmt.Errorf("port %q is not a number from 1 to 65535", port)
+	}
+	if listen && host != "localhost" && net.ParseIP(host) == nil {
+		return nil, fmt.Errorf("listen host %q must be an IP address or localhost", host)
+	}
+	return u, nil
+}
+
+func anyUnspecified(urls []*url.URL) bool {
+	for _, u := range urls {
+		if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsUnspecified() {
+			return true
+		}
+	}
+	return false
+}
+
+func toURLs(raws []string) ([]url.URL, error) {
+	urls := make([]url.URL, 0, len(raws))
+	for _, raw := range raws {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return nil, err
+		}
+		urls = append(urls, *u)
+	}
+	return urls, nil
+}

@@ -1,0 +1,315 @@
+// Package etcd runs an etcd member inside the gcp process, as a handle:
+// Start it, wait on Ready, watch Err, and Close it.
+//
+// `gcp start` embeds one private member whose only client listener is a unix
+// socket in its 0700 data dir (see DefaultConfig and UnixSocketURL); `gcp
+// etcd` runs members of a TLS-secured cluster. This is the only package that
+// imports the etcd server.
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/fileutil"
+	"go.etcd.io/etcd/client/pkg/v3/logutil"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/klog/v2"
+)
+
+// lockFileName is the file in the data dir that Start locks, so a second
+// member on the same data dir fails at once instead of blocking on etcd's
+// own database lock.
+const lockFileName = "gcp-etcd.lock"
+
+// Handle is a running etcd member. Its methods are safe for concurrent use.
+type Handle struct {
+	etcd       *embed.Etcd
+	lock       *fileutil.LockedFile
+	clientURLs []string
+
+	ready       chan struct{}
+	errc        chan error
+	stop        chan struct{} // closed when Close starts
+	monitorDone chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start validates cfg, prepares the data dir and starts the member. It
+// returns once the member serves clients, or with an error if it fails or
+// is not ready within cfg.ReadyTimeout; either way nothing is left running.
+func Start(cfg Config) (*Handle, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := prepareDataDir(cfg.DataDir); err != nil {
+		return nil, err
+	}
+	if err := checkSocketPaths(cfg.unixSocketPaths()); err != nil {
+		return nil, err
+	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	stop := make(chan struct{})
+	ec, err := cfg.embedConfig()
+	if err == nil {
+		err = setLogger(ec, cfg.logLevel(), stop)
+	}
+	if err != nil {
+		_ = lock.Close()
+		return nil, err
+	}
+
+	timeout := cfg.readyTimeout()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+
+	type started struct {
+		etcd *embed.Etcd
+		err  error
+	}
+	startc := make(chan started, 1)
+	go func() {
+		e, err := embed.StartEtcd(ec)
+		startc <- started{e, err}
+	}()
+	var e *embed.Etcd
+	select {
+	case s := <-startc:
+		if s.err != nil {
+			_ = lock.Close()
+			return nil, fmt.Errorf("starting etcd: %w", s.err)
+		}
+		e = s.etcd
+	case <-timer.C:
+		close(stop)
+		// StartEtcd cannot be interrupted: close whatever it eventually
+		// starts, and keep the data dir locked until then.
+		go func() {
+			if s := <-startc; s.etcd != nil {
+				s.etcd.Close()
+			}
+			_ = lock.Close()
+		}()
+		return nil, fmt.Errorf("etcd did not start within %s", timeout)
+	}
+
+	fail := func(err error) (*Handle, error) {
+		close(stop)
+		e.Close()
+		_ = lock.Close()
+		return nil, err
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		return fail(fmt.Errorf("etcd failed before it was ready: %w", orStopped(err)))
+	case <-e.Server.StopNotify():
+		return fail(errors.New("etcd stopped before it was ready"))
+	case <-timer.C:
+		return fail(fmt.Errorf("etcd was not ready within %s", timeout))
+	}
+
+	h := &Handle{
+		etcd:        e,
+		lock:        lock,
+		clientURLs:  cfg.advertiseClientURLs(),
+		ready:       make(chan struct{}),
+		errc:        make(chan error, 1),
+		stop:        stop,
+		monitorDone: make(chan struct{}),
+	}
+	close(h.ready)
+	go h.monitor()
+	return h, nil
+}
+
+// Run starts a member with cfg, logs its client URLs and serves until ctx
+// is done (then returns nil) or the member fails (then returns why).
+func Run(ctx context.Context, cfg Config) error {
+	h, err := Start(cfg)
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("etcd is serving", "name", cfg.name(), "dataDir", cfg.DataDir, "clientURLs", h.ClientURLs())
+	select {
+	case <-ctx.Done():
+		return h.Close()
+	case err := <-h.Err():
+		_ = h.Close()
+		return err
+	}
+}
+
+// Ready is closed once the member serves clients. Start returns only after
+// that, so it is always closed; it is here for callers that select on it.
+func (h *Handle) Ready() <-chan struct{} { return h.ready }
+
+// Err delivers at most one error: why the member stopped serving on its own.
+// Nothing is sent after Close.
+func (h *Handle) Err() <-chan error { return h.errc }
+
+// ClientURLs returns the URLs clients use to reach the member (its
+// advertised client URLs), usable as clientv3 endpoints and --etcd-servers.
+func (h *Handle) ClientURLs() []string { return append([]string(nil), h.clientURLs...) }
+
+// Close stops the member and releases its data dir. It is idempotent and
+// safe to call concurrently; every call returns the first call's result.
+func (h *Handle) Close() error {
+	h.closeOnce.Do(func() {
+		close(h.stop)
+		h.etcd.Close()
+		<-h.monitorDone
+		h.closeErr = h.lock.Close()
+	})
+	return h.closeErr
+}
+
+// monitor forwards the first failure of the running member to errc.
+func (h *Handle) monitor() {
+	defer close(h.monitorDone)
+	var err error
+	select {
+	case <-h.stop:
+		return
+	case err = <-h.etcd.Err():
+		err = orStopped(err)
+	case <-h.etcd.Server.StopNotify():
+		err = errors.New("etcd server stopped")
+	}
+	select {
+	case <-h.stop:
+		// The failure is Close shutting the member down.
+	default:
+		h.errc <- fmt.Errorf("etcd: %w", err)
+	}
+}
+
+// orStopped turns the nil that etcd reports when a listener stops serving
+// into an error.
+func orStopped(err error) error {
+	if err == nil {
+		return errors.New("a listener stopped serving")
+	}
+	return err
+}
+
+// prepareDataDir creates dir with mode 0700, or tightens an existing one.
+func prepareDataDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("--data-dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("--data-dir: %w", err)
+	}
+	return nil
+}
+
+// checkSocketPaths refuses to start where etcd would delete a file that is
+// not a socket: etcd removes whatever is at a socket path before listening.
+func checkSocketPaths(paths []string) error {
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err == nil && fi.Mode()&os.ModeSocket == 0 {
+			return fmt.Errorf("--listen-client-urls: %s exists and is not a socket; refusing to replace it", p)
+		}
+	}
+	return nil
+}
+
+// lockDataDir takes an exclusive lock on a file in dir, failing at once if
+// another member (in this process or another) holds it.
+func lockDataDir(dir string) (*fileutil.LockedFile, error) {
+	path := filepath.Join(dir, lockFileName)
+	lock, err := fileutil.TryLockFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	if errors.Is(err, fileutil.ErrLocked) {
+		return nil, fmt.Errorf("--data-dir %s is in use by another etcd member (%s is locked)", dir, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking --data-dir: %w", err)
+	}
+	return lock, nil
+}
+
+// alwaysQuiet reports etcd log messages that say nothing useful about a
+// member run by gcp: the gRPC gateway and simple auth tokens are etcd's
+// defaults, and auth is off.
+func alwaysQuiet(msg string) bool {
+	switch msg {
+	case "Running http and grpc server on single port. This is not recommended for production.",
+		"simple token is not cryptographically signed":
+		return true
+	}
+	return false
+}
+
+// quietWhenStopping reports what etcd logs, up to error level, for each
+// listener its own Close stops; it means nothing once Close has started.
+func quietWhenStopping(msg string) bool {
+	switch msg {
+	case "setting up serving from embedded etcd failed.",
+		"stopping insecure grpc server due to error",
+		"stopped insecure grpc server due to error",
+		"stopping secure grpc server due to error",
+		"stopped secure grpc server due to error",
+		"server has stopped; skipping GoAttach":
+		return true
+	}
+	return false
+}
+
+// setLogger gives etcd a zap logger at level that drops the alwaysQuiet
+// messages, and the quietWhenStopping ones once stop is closed.
+func setLogger(ec *embed.Config, level string, stop <-chan struct{}) error {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return err
+	}
+	zc := logutil.DefaultZapLoggerConfig
+	zc.Level = zap.NewAtomicLevelAt(lvl)
+	lg, err := zc.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return quietOnStop{Core: c, stop: stop}
+	}))
+	if err != nil {
+		return fmt.Errorf("etcd logger: %w", err)
+	}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
+	return nil
+}
+
+// quietOnStop is the zap core of setLogger.
+type quietOnStop struct {
+	zapcore.Core
+	stop <-chan struct{}
+}
+
+// With keeps the filter on derived loggers.
+func (q quietOnStop) With(fields []zapcore.Field) zapcore.Core {
+	return quietOnStop{Core: q.Core.With(fields), stop: q.stop}
+}
+
+// Check drops the messages above and defers everything else.
+func (q quietOnStop) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if alwaysQuiet(ent.Message) {
+		return ce
+	}
+	if quietWhenStopping(ent.Message) {
+		select {
+		case <-q.stop:
+			return ce
+		default:
+		}
+	}
+	return q.Core.Check(ent, ce)
+}

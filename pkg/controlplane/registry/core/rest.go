@@ -1,0 +1,88 @@
+// Package core serves the legacy core API group ("" v1) of a generic control
+// plane: namespaces, configmaps, secrets, serviceaccounts and events.
+package core
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/registry"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/configmap"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/event"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/namespace"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/secret"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/serviceaccount"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/typed"
+)
+
+// APIGroup is the core group. EventTTL is how long events are kept (0 means
+// event.DefaultTTL).
+type APIGroup struct {
+	EventTTL event.TTL
+}
+
+var _ registry.APIGroup = APIGroup{}
+
+// GroupName returns "", the legacy core group.
+func (APIGroup) GroupName() string { return corev1.GroupName }
+
+// InstallScheme registers the served core/v1 types, their defaults and
+// field selector labels.
+func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
+	typed.AddVersionedAsInternal(scheme, corev1.SchemeGroupVersion,
+		&corev1.Namespace{}, &corev1.NamespaceList{},
+		&corev1.ConfigMap{}, &corev1.ConfigMapList{},
+		&corev1.Secret{}, &corev1.SecretList{},
+		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{},
+		&corev1.Event{}, &corev1.EventList{},
+	)
+	scheme.AddTypeDefaultingFunc(&corev1.Namespace{}, func(obj interface{}) { namespace.SetDefaults(obj.(*corev1.Namespace)) })
+	scheme.AddTypeDefaultingFunc(&corev1.Secret{}, func(obj interface{}) { secret.SetDefaults(obj.(*corev1.Secret)) })
+	for kind, labels := range map[string]map[string]string{
+		"Namespace": namespace.FieldLabels(),
+		"Secret":    secret.FieldLabels(),
+		"Event":     event.CoreFieldLabels(),
+	} {
+		if err := typed.AddFieldLabels(scheme, corev1.SchemeGroupVersion.WithKind(kind), labels); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NewRESTStorage builds the storage of every served core/v1 resource.
+func (g APIGroup) NewRESTStorage(opts registry.StorageOptions) (genericapiserver.APIGroupInfo, bool, error) {
+	info := opts.NewAPIGroupInfo(corev1.GroupName)
+	ns, err := namespace.NewStorage(opts.Scheme, opts.RESTOptionsGetter)
+	if err != nil {
+		return info, false, err
+	}
+	cm, err := configmap.NewStore(opts.Scheme, opts.RESTOptionsGetter)
+	if err != nil {
+		return info, false, err
+	}
+	sec, err := secret.NewStore(opts.Scheme, opts.RESTOptionsGetter)
+	if err != nil {
+		return info, false, err
+	}
+	sa, err := serviceaccount.NewStore(opts.Scheme, opts.RESTOptionsGetter)
+	if err != nil {
+		return info, false, err
+	}
+	ev, err := event.NewStore(corev1.GroupName, opts.Scheme, opts.RESTOptionsGetter, g.EventTTL.OrDefault())
+	if err != nil {
+		return info, false, err
+	}
+	enabled := opts.Enabled(&info, corev1.SchemeGroupVersion, map[string]rest.Storage{
+		"namespaces":          ns.Namespace,
+		"namespaces/status":   ns.Status,
+		"namespaces/finalize": ns.Finalize,
+		"configmaps":          typed.WithShortNames(cm, "cm"),
+		"secrets":             sec,
+		"serviceaccounts":     typed.WithShortNames(sa, "sa"),
+		"events":              typed.WithShortNames(ev, "ev"),
+	})
+	return info, enabled, nil
+}

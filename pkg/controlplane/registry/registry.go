@@ -1,0 +1,67 @@
+// Package registry defines how a group of native resources plugs into the gcp
+// API server: an APIGroup installs its types into the server's scheme and
+// builds the REST storage for the versions it serves.
+package registry
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	serverstorage "k8s.io/apiserver/pkg/server/storage"
+)
+
+// APIGroup is one API group served by the native (generic core) server.
+// The core group ("") is installed under /api, every other group under /apis.
+type APIGroup interface {
+	// GroupName is the API group, "" for the legacy core group.
+	GroupName() string
+	// InstallScheme registers the group's types, defaulting, conversion and
+	// field label functions into scheme.
+	InstallScheme(scheme *runtime.Scheme) error
+	// NewRESTStorage builds the storage of every enabled resource of the group.
+	// It returns enabled=false when no version of the group is enabled.
+	NewRESTStorage(opts StorageOptions) (info genericapiserver.APIGroupInfo, enabled bool, err error)
+}
+
+// StorageOptions is what an APIGroup needs to build its storage.
+type StorageOptions struct {
+	// Scheme holds every native type; APIGroupInfo must reference it.
+	Scheme *runtime.Scheme
+	// Codecs is the codec factory over Scheme.
+	Codecs serializer.CodecFactory
+	// ParameterCodec decodes query parameters into options types.
+	ParameterCodec runtime.ParameterCodec
+	// RESTOptionsGetter gives each resource its etcd storage and watch cache settings.
+	RESTOptionsGetter generic.RESTOptionsGetter
+	// ResourceConfig says which group/versions and resources are enabled (--runtime-config).
+	ResourceConfig serverstorage.APIResourceConfigSource
+}
+
+// NewAPIGroupInfo returns the APIGroupInfo for group with the options'
+// scheme and codecs; callers fill in VersionedResourcesStorageMap.
+func (o StorageOptions) NewAPIGroupInfo(group string) genericapiserver.APIGroupInfo {
+	return genericapiserver.NewDefaultAPIGroupInfo(group, o.Scheme, o.ParameterCodec, o.Codecs)
+}
+
+// Enabled returns the storage of gv's resources that the resource config
+// enables (--runtime-config), subresources following their resource, and
+// adds it to info. It reports whether any resource is left.
+func (o StorageOptions) Enabled(info *genericapiserver.APIGroupInfo, gv schema.GroupVersion, storage map[string]rest.Storage) bool {
+	enabled := map[string]rest.Storage{}
+	for name, s := range storage {
+		resource, _, _ := strings.Cut(name, "/")
+		if o.ResourceConfig.ResourceEnabled(gv.WithResource(resource)) {
+			enabled[name] = s
+		}
+	}
+	if len(enabled) == 0 {
+		return false
+	}
+	info.VersionedResourcesStorageMap[gv.Version] = enabled
+	return true
+}

@@ -1,0 +1,121 @@
+// Package layering composes a control plane from layers. A Layer bundles
+// what one slice of the API needs: native API groups, whether CRDs or
+// aggregation are served, and post-start hooks (later also controllers,
+// admission plugins and bootstrap policy). The generic control plane is a
+// Stack of layers; a consumer removes, replaces or adds layers in code:
+//
+//	stack := layering.Generic().Without(layering.Coordination).With(myLayer)
+//	extra := stack.Extra() // -> apiserver.NewConfig(opts, extra)
+package layering
+
+import (
+	"fmt"
+	"slices"
+
+	genericapiserver "k8s.io/apiserver/pkg/server"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/coordination"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/core"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/events"
+)
+
+// Names of the layers of the generic control plane.
+const (
+	Core          = "core"
+	Coordination  = "coordination"
+	Events        = "events"
+	APIExtensions = "apiextensions"
+	Aggregation   = "aggregation"
+)
+
+// Layer is one unit of composition.
+type Layer struct {
+	// Name identifies the layer in a Stack; it must be unique.
+	Name string
+	// APIGroups are native groups the layer serves.
+	APIGroups []registry.APIGroup
+	// APIExtensions serves CRDs; Aggregation serves APIServices in front.
+	APIExtensions bool
+	Aggregation   bool
+	// PostStartHooks run once the server serves; /readyz waits for them.
+	PostStartHooks map[string]genericapiserver.PostStartHookFunc
+}
+
+// Stack is an ordered list of layers.
+type Stack []Layer
+
+// Generic returns the layers of gcp's generic control plane.
+func Generic() Stack {
+	return Stack{
+		{
+			Name:           Core,
+			APIGroups:      []registry.APIGroup{core.APIGroup{}},
+			PostStartHooks: map[string]genericapiserver.PostStartHookFunc{core.SystemNamespacesHookName: core.SystemNamespacesHook},
+		},
+		{Name: Events, APIGroups: []registry.APIGroup{events.APIGroup{}}},
+		{Name: Coordination, APIGroups: []registry.APIGroup{coordination.APIGroup{}}},
+		{Name: APIExtensions, APIExtensions: true},
+		{Name: Aggregation, Aggregation: true},
+	}
+}
+
+// Without returns the stack minus the named layers.
+func (s Stack) Without(names ...string) Stack {
+	return slices.DeleteFunc(slices.Clone(s), func(l Layer) bool { return slices.Contains(names, l.Name) })
+}
+
+// With returns the stack plus layers; a layer with the name of an existing
+// one replaces it in place.
+func (s Stack) With(layers ...Layer) Stack {
+	out := slices.Clone(s)
+	for _, l := range layers {
+		if i := slices.IndexFunc(out, func(x Layer) bool { return x.Name == l.Name }); i >= 0 {
+			out[i] = l
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// Names returns the layer names in order.
+func (s Stack) Names() []string {
+	names := make([]string, len(s))
+	for i, l := range s {
+		names[i] = l.Name
+	}
+	return names
+}
+
+// Extra merges the layers into the apiserver's composition settings. It
+// fails on two layers with one name, two layers serving one API group, or
+// two post-start hooks with one name.
+func (s Stack) Extra() (apiserver.Extra, error) {
+	extra := apiserver.Extra{PostStartHooks: map[string]genericapiserver.PostStartHookFunc{}}
+	seenLayers := map[string]bool{}
+	seenGroups := map[string]string{}
+	for _, l := range s {
+		if seenLayers[l.Name] {
+			return apiserver.Extra{}, fmt.Errorf("layer %q appears twice", l.Name)
+		}
+		seenLayers[l.Name] = true
+		for _, g := range l.APIGroups {
+			if other, ok := seenGroups[g.GroupName()]; ok {
+				return apiserver.Extra{}, fmt.Errorf("API group %q is served by layers %q and %q", g.GroupName(), other, l.Name)
+			}
+			seenGroups[g.GroupName()] = l.Name
+			extra.APIGroups = append(extra.APIGroups, g)
+		}
+		extra.APIExtensions = extra.APIExtensions || l.APIExtensions
+		extra.Aggregator = extra.Aggregator || l.Aggregation
+		for name, hook := range l.PostStartHooks {
+			if _, ok := extra.PostStartHooks[name]; ok {
+				return apiserver.Extra{}, fmt.Errorf("post-start hook %q is added twice (layer %q)", name, l.Name)
+			}
+			extra.PostStartHooks[name] = hook
+		}
+	}
+	return extra, nil
+}

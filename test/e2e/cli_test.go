@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runGCP runs the binary and returns its combined output and exit code.
+func runGCP(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	out, err := exec.Command(gcpBinary, args...).CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &exit):
+		return string(out), exit.ExitCode()
+	default:
+		t.Fatalf("running gcp %v: %v", args, err)
+		return "", -1
+	}
+}
+
+func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"start", "--data-dir", ""},
+		{"start", "--secure-port", "70000"},
+		{"start", "--bind-address", "not-an-ip"},
+		{"start", "--no-such-flag"},
+		{"version", "-o", "xml"},
+	} {
+		out, code := runGCP(t, args...)
+		if code != 1 {
+			t.Errorf("gcp %v: exit %d, want 1\n%s", args, code, out)
+		}
+		if lines := strings.Count(strings.TrimSpace(out), "\n") + 1; lines != 1 {
+			t.Errorf("gcp %v: %d lines of output, want one:\n%s", args, lines, out)
+		}
+	}
+}
+
+func TestSecondStartOnSameDataDirFails(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	a := startAllInOne(t, dataDir)
+	out, code := runGCP(t, "start", "--data-dir", dataDir, "--secure-port", "0")
+	if code != 1 || !strings.Contains(out, "in use") {
+		t.Fatalf("second gcp start: exit %d, want 1 with 'in use':\n%s", code, out)
+	}
+	// The first keeps serving.
+	a.kubectl("get", "namespaces")
+}
+
+func TestDataDirPermissions(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(t.TempDir(), "gcp")
+	startAllInOne(t, dataDir)
+	for path, want := range map[string]os.FileMode{
+		dataDir: 0o700,
+		filepath.Join(dataDir, "admin.kubeconfig"): 0o600,
+	} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %o, want %o", path, got, want)
+		}
+	}
+	err := filepath.Walk(dataDir, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(path, ".key") && info.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %o, want 600", path, info.Mode().Perm())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,131 @@
+// Package e2e runs the built gcp binary as users do and drives it with the
+// real kubectl (`gcp kubectl`, k8s.io/kubectl's command).
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gcpBinary is built once by TestMain.
+var gcpBinary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gcp-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	gcpBinary = filepath.Join(dir, "gcp")
+	build := exec.Command("go", "build", "-o", gcpBinary, "github.com/gcp-project/gcp/cmd/gcp")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building gcp:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// allInOne is `gcp start` running in its own data dir.
+type allInOne struct {
+	t       *testing.T
+	dataDir string
+	cmd     *exec.Cmd
+	log     *bytes.Buffer
+	exited  chan error
+}
+
+// startAllInOne runs `gcp start` on a free port and waits until kubectl
+// sees /readyz.
+func startAllInOne(t *testing.T, dataDir string) *allInOne {
+	t.Helper()
+	a := &allInOne{t: t, dataDir: dataDir, log: &bytes.Buffer{}, exited: make(chan error, 1)}
+	a.cmd = exec.Command(gcpBinary, "start", "--data-dir", dataDir, "--secure-port", "0")
+	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
+	if err := a.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { a.exited <- a.cmd.Wait() }()
+	t.Cleanup(func() { a.stop() })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(a.kubeconfig()); err == nil {
+			if _, err := a.kubectlErr("get", "--raw", "/readyz"); err == nil {
+				return a
+			}
+		}
+		select {
+		case err := <-a.exited:
+			a.exited <- err
+			t.Fatalf("gcp start exited before ready: %v\n%s", err, a.log)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gcp start not ready after 60s:\n%s", a.log)
+		}
+	}
+}
+
+func (a *allInOne) kubeconfig() string { return filepath.Join(a.dataDir, "admin.kubeconfig") }
+
+// stop sends SIGTERM and returns the exit error (nil for exit 0).
+func (a *allInOne) stop() error {
+	if a.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-a.exited:
+		a.exited <- err
+		return err
+	case <-time.After(60 * time.Second):
+		_ = a.cmd.Process.Kill()
+		a.t.Errorf("gcp start did not stop within 60s of SIGTERM:\n%s", a.log)
+		return fmt.Errorf("killed")
+	}
+}
+
+// kubectlErr runs `gcp kubectl` against the data dir's kubeconfig.
+func (a *allInOne) kubectlErr(args ...string) (string, error) {
+	return a.kubectlEnv(nil, "", args...)
+}
+
+func (a *allInOne) kubectlEnv(env []string, stdin string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gcpBinary, append([]string{"kubectl", "--kubeconfig", a.kubeconfig()}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// kubectl runs `gcp kubectl` and fails the test on error.
+func (a *allInOne) kubectl(args ...string) string {
+	a.t.Helper()
+	out, err := a.kubectlErr(args...)
+	if err != nil {
+		a.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// apply pipes manifest into kubectl with args.
+func (a *allInOne) apply(manifest string, args ...string) string {
+	a.t.Helper()
+	out, err := a.kubectlEnv(nil, manifest, args...)
+	if err != nil {
+		a.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+// Package imports checks the import rules of STYLE.md with `go list`: no
+// k8s.io/kubernetes anywhere, and dependencies only in the allowed
+// direction (cmd -> commands -> pkg/layering -> pkg/controlplane).
+package imports
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/gcp-project/gcp"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func TestNoKubernetesImport(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, d := range p.Deps {
+			if d == "k8s.io/kubernetes" || strings.HasPrefix(d, "k8s.io/kubernetes/") {
+				t.Errorf("%s depends on %s", p.ImportPath, d)
+			}
+		}
+	}
+}
+
+// rule says whether package from may import ours (a package of this module).
+func allowed(from, to string) bool {
+	rel := func(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
+	f, d := rel(from), rel(to)
+	switch {
+	case strings.HasPrefix(f, "cmd/"):
+		return strings.HasPrefix(d, "commands/")
+	case strings.HasPrefix(f, "commands/"):
+		if strings.HasPrefix(d, "commands/") {
+			// Only `gcp start` may use the other commands' options.
+			return strings.HasPrefix(f, "commands/start")
+		}
+		return strings.HasPrefix(d, "pkg/")
+	case strings.HasPrefix(f, "pkg/layering"):
+		return strings.HasPrefix(d, "pkg/controlplane") || strings.HasPrefix(d, "pkg/layering")
+	case strings.HasPrefix(f, "pkg/controlplane"):
+		return strings.HasPrefix(d, "pkg/controlplane")
+	}
+	return true // tests and tools
+}
+
+func TestImportDirection(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module+"/") && !allowed(p.ImportPath, imp) {
+				t.Errorf("%s must not import %s (see STYLE.md import rules)", p.ImportPath, imp)
+			}
+			if strings.HasPrefix(p.ImportPath, module+"/pkg/") && strings.HasPrefix(imp, "github.com/spf13/cobra") {
+				t.Errorf("%s must not import cobra: pkg/ works without a CLI", p.ImportPath)
+			}
+		}
+	}
+}
+
+// TestOnlyEtcdPackageImportsEtcdServer keeps the etcd server out of the
+// apiserver and the library's other packages.
+func TestOnlyEtcdPackageImportsEtcdServer(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "go.etcd.io/etcd/server/") && p.ImportPath != module+"/pkg/controlplane/etcd" {
+				t.Errorf("%s imports %s; only pkg/controlplane/etcd may", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+func TestRuleTable(t *testing.T) {
+	cases := []struct {
+		from, to string
+		ok       bool
+	}{
+		{"cmd/gcp", "commands/start", true},
+		{"cmd/gcp", "pkg/layering", false},
+		{"commands/apiserver", "commands/etcd", false},
+		{"commands/start", "commands/etcd", true},
+		{"pkg/controlplane/apiserver", "pkg/layering", false},
+		{"pkg/layering", "pkg/controlplane/registry", true},
+		{"pkg/controlplane/apiserver", "commands/start", false},
+	}
+	for _, c := range cases {
+		if got := allowed(module+"/"+c.from, module+"/"+c.to); got != c.ok {
+			t.Errorf("allowed(%s -> %s) = %v, want %v", c.from, c.to, got, c.ok)
+		}
+	}
+}
