@@ -12,7 +12,7 @@ import (
 	"k8s.io/component-base/cli"
 
 	"github.com/gcp-project/gcp/commands/apiserver"
-//ETCDIMPORT
+	"github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/commands/kubectl"
 	"github.com/gcp-project/gcp/commands/start"
 	"github.com/gcp-project/gcp/commands/version"
@@ -42,7 +42,7 @@ func newRoot(ctx context.Context) *cobra.Command {
 	root.AddCommand(
 		start.NewCommand(ctx),
 		apiserver.NewCommand(ctx),
-//ETCDCMD
+		etcd.NewCommand(ctx),
 		kubectl.NewCommand(start.DefaultDataDir),
 		version.NewCommand(),
 	)

@@ -50,8 +50,10 @@ type TLSInfo struct {
 	// TrustedCAFile verifies the certificates that clients (or peers)
 	// present; when set, etcd requires every connection to present one.
 	TrustedCAFile string
-	// ClientCertAuth makes etcd check client certificates against
-	// TrustedCAFile (etcd's --client-cert-auth / --peer-client-cert-auth).
+	// ClientCertAuth requires certificates signed by TrustedCAFile (etcd's
+	// --client-cert-auth / --peer-client-cert-auth). TrustedCAFile alone
+	// already does; this also lets etcd auth take the user from the
+	// certificate's common name.
 	ClientCertAuth bool
 }
 

@@ -46,7 +46,9 @@ type Handle struct {
 
 // Start validates cfg, prepares the data dir and starts the member. It
 // returns once the member serves clients, or with an error if it fails or
-// is not ready within cfg.ReadyTimeout; either way nothing is left running.
+// is not ready within cfg.ReadyTimeout. After an error the member is
+// stopped; if etcd's own start outlives the timeout, it is stopped (and the
+// data dir unlocked) as soon as that start returns.
 func Start(cfg Config) (*Handle, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

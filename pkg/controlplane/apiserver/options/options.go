@@ -99,6 +99,10 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 
 // Complete fills in defaults that depend on other options.
 func (o *Options) Complete() (CompletedOptions, error) {
+	// Feature gates and the emulated version are final once flags are parsed.
+	if err := o.GenericServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
+		return CompletedOptions{}, err
+	}
 	if o.SecureServing.BindAddress == nil || o.SecureServing.BindAddress.IsUnspecified() && o.GenericServerRunOptions.AdvertiseAddress == nil {
 		// Advertise loopback unless told otherwise; there is no Service to
 		// publish the address to.
