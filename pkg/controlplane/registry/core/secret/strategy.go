@@ -31,6 +31,8 @@ func NewStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (
 			NameGenerator:       names.SimpleNameGenerator,
 			Namespaced:          true,
 			UnconditionalUpdate: true,
+			PrepareCreate:       func(_ context.Context, s *corev1.Secret) { mergeStringData(s) },
+			PrepareUpdateFn:     func(_ context.Context, s, _ *corev1.Secret) { mergeStringData(s) },
 			ValidateCreate: func(_ context.Context, s *corev1.Secret) field.ErrorList {
 				return Validate(s)
 			},
@@ -45,4 +47,20 @@ func NewStore(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (
 			return set
 		},
 	}.NewStore(optsGetter)
+}
+
+// mergeStringData moves stringData into data, as upstream's conversion to
+// the internal version does: stringData is write-only and never stored.
+func mergeStringData(s *corev1.Secret) {
+	if len(s.StringData) == 0 {
+		s.StringData = nil
+		return
+	}
+	if s.Data == nil {
+		s.Data = make(map[string][]byte, len(s.StringData))
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
 }
