@@ -25,7 +25,7 @@ func TestValidate(t *testing.T) {
 		{"bad data key", cm("a", map[string]string{"no spaces": "x"}, nil), map[string]field.ErrorType{"data[no spaces]": field.ErrorTypeInvalid}},
 		{"bad binary key", cm("a", nil, map[string][]byte{"a/b": nil}), map[string]field.ErrorType{"binaryData[a/b]": field.ErrorTypeInvalid}},
 		{"duplicate key", cm("a", map[string]string{"k": "x"}, map[string][]byte{"k": nil}), map[string]field.ErrorType{"data[k]": field.ErrorTypeInvalid}},
-		{"over 1 MiB", cm("a", map[string]string{"k": strings.Repeat("x", corev1.MaxSecretSize)}, map[string][]byte{"b": {1}}), map[string]field.ErrorType{"": field.ErrorTypeTooLong}},
+		{"over 1 MiB", cm("a", map[string]string{"k": strings.Repeat("x", corev1.MaxSecretSize)}, map[string][]byte{"b": {1}}), map[string]field.ErrorType{field.NewPath("").String(): field.ErrorTypeTooLong}},
 		{"bad finalizer", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "d", Finalizers: []string{"custom"}}}, map[string]field.ErrorType{"metadata.finalizers[0]": field.ErrorTypeInvalid}},
 	}
 	for _, c := range cases {
