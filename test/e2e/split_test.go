@@ -1,0 +1,85 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// background runs the binary until the test ends, then SIGTERMs it.
+func background(t *testing.T, args ...string) *bytes.Buffer {
+	t.Helper()
+	var log bytes.Buffer
+	cmd := exec.Command(gcpBinary, args...)
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	return &log
+}
+
+// TestSplitProcesses runs `gcp etcd` with client TLS and `gcp apiserver`
+// against it, with the certificates a `gcp start` created, and uses kubectl.
+func TestSplitProcesses(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	// A first `gcp start` creates the PKI and admin kubeconfig.
+	a := startAllInOne(t, dataDir)
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	pki := filepath.Join(dataDir, "pki")
+	p := func(name string) string { return filepath.Join(pki, name) }
+
+	etcdPort := freePort(t)
+	etcdLog := background(t, "etcd", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
+		"--listen-client-urls", fmt.Sprintf("https://127.0.0.1:%d", etcdPort),
+		"--cert-file", p("etcd-server.crt"), "--key-file", p("etcd-server.key"), "--trusted-ca-file", p("ca.crt"))
+	apiPort := freePort(t)
+	apiLog := background(t, "apiserver",
+		"--etcd-servers", fmt.Sprintf("https://127.0.0.1:%d", etcdPort),
+		"--etcd-cafile", p("ca.crt"), "--etcd-certfile", p("apiserver-etcd-client.crt"), "--etcd-keyfile", p("apiserver-etcd-client.key"),
+		"--tls-cert-file", p("apiserver.crt"), "--tls-private-key-file", p("apiserver.key"), "--client-ca-file", p("ca.crt"),
+		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort))
+
+	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := a.kubectlErr("--server", server, "get", "--raw", "/readyz"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("split apiserver not ready:\n--- etcd\n%s\n--- apiserver\n%s", etcdLog, apiLog)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	a.kubectl("--server", server, "create", "configmap", "split", "--from-literal=k=v")
+	mustContain(t, a.kubectl("--server", server, "get", "configmap", "split", "-o", "jsonpath={.data.k}"), "v")
+	mustContain(t, a.kubectl("--server", server, "get", "namespaces"), "kube-system")
+}
