@@ -85,3 +85,22 @@ func TestDataDirPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestKubectlDefaultsToDataDirKubeconfig runs `gcp kubectl` with KUBECONFIG
+// unset from the directory holding .gcp: it finds admin.kubeconfig itself.
+func TestKubectlDefaultsToDataDirKubeconfig(t *testing.T) {
+	t.Parallel()
+	work := t.TempDir()
+	startAllInOne(t, filepath.Join(work, ".gcp"))
+	cmd := exec.Command(gcpBinary, "kubectl", "get", "namespaces")
+	cmd.Dir = work
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KUBECONFIG=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "kube-system") {
+		t.Fatalf("gcp kubectl without KUBECONFIG: %v\n%s", err, out)
+	}
+}

@@ -15,12 +15,9 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 )
 
-// PublicPaths are the only paths anonymous requests may reach: health and
+// publicPaths are the only paths anonymous requests may reach: health and
 // version, as kube-apiserver's system:public-info-viewer role allows.
 var publicPaths = []string{"/healthz", "/livez", "/readyz", "/version"}
-
-// PublicPaths returns the paths anonymous requests may reach.
-func PublicPaths() []string { return append([]string(nil), publicPaths...) }
 
 // AuthenticationOptions configures who the apiserver recognises: clients
 // presenting a certificate signed by the client CA, and (optionally)
