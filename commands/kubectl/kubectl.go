@@ -30,6 +30,12 @@ func NewCommand(defaultDataDir string) *cobra.Command {
 		}
 	}
 	cmd := kubectlcmd.NewKubectlCommand(kubectlcmd.KubectlOptions{ConfigFlags: flags, IOStreams: streams})
+	for _, sub := range cmd.Commands() {
+		if sub.Name() == "version" {
+			cmd.RemoveCommand(sub)
+		}
+	}
+	cmd.AddCommand(newVersionCommand(flags, streams.Out))
 	cmd.Short = "Run kubectl against gcp (defaults to " + filepath.Join(defaultDataDir, AdminKubeconfig) + ")"
 	return cmd
 }

@@ -114,6 +114,16 @@ regarding:
 	mustContain(t, a.kubectl("explain", "configmap.data"), "KIND:", "ConfigMap", "FIELD:", "data")
 	mustContain(t, a.kubectl("get", "--raw", "/openapi/v3"), `"api/v1"`, `"apis/coordination.k8s.io/v1"`)
 	mustContain(t, a.kubectl("get", "--raw", "/version"), `"gitVersion": "v1.37.2"`, `"minor": "37"`)
+	var versions struct {
+		Client struct{ GitVersion string } `json:"clientVersion"`
+		Server struct{ GitVersion string } `json:"serverVersion"`
+	}
+	if err := json.Unmarshal([]byte(a.kubectl("version", "-o", "json")), &versions); err != nil {
+		t.Fatal(err)
+	}
+	if versions.Client.GitVersion != "v1.37.2" || versions.Server.GitVersion != "v1.37.2" {
+		t.Fatalf("kubectl version: %+v", versions)
+	}
 }
 
 // TestServerSideApply shows field ownership: a second manager changing a
