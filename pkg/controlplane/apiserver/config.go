@@ -173,7 +173,7 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	}
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
-		return genericapiserver.DefaultBuildHandlerChain(withVersion(h), c)
+		return genericapiserver.DefaultBuildHandlerChain(withResourceVersionCheck(withVersion(h), codecs), c)
 	}
 
 	serviceResolver := webhook.NewDefaultServiceResolver()

@@ -66,5 +66,6 @@ func (r Resource[T, L]) NewStore(optsGetter generic.RESTOptionsGetter) (*generic
 	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, fmt.Errorf("%s: %w", r.GroupResource, err)
 	}
+	store.Storage.Storage = checkedStorage{store.Storage.Storage}
 	return store, nil
 }
