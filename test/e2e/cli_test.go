@@ -12,7 +12,9 @@ import (
 // runGCP runs the binary and returns its combined output and exit code.
 func runGCP(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	out, err := exec.Command(gcpBinary, args...).CombinedOutput()
+	cmd := exec.Command(gcpBinary, args...)
+	cmd.Dir = t.TempDir() // whatever a failing command leaves stays out of the tree
+	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -32,7 +34,12 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		{"start", "--secure-port", "70000"},
 		{"start", "--bind-address", "not-an-ip"},
 		{"start", "--no-such-flag"},
+		{"start", "--tls-san", "https://not-a-name"},
 		{"version", "-o", "xml"},
+		{"etcd", "--data-dir", ""},
+		{"etcd", "--listen-client-urls", "::bad"},
+		{"apiserver"},
+		{"apiserver", "--tls-cert-file", "a.crt", "--tls-private-key-file", "a.key", "--etcd-servers", "https://127.0.0.1:1"},
 	} {
 		out, code := runGCP(t, args...)
 		if code != 1 {

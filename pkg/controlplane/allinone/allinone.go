@@ -106,7 +106,7 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 
 	files, err := pki.Ensure(pki.Options{Dir: filepath.Join(dataDir, "pki"), ServingSANs: o.TLSSANs})
 	if err != nil {
-		return fail(fmt.Errorf("PKI: %w", err))
+		return fail(err)
 	}
 
 	socket := filepath.Join(dataDir, "etcd.sock")

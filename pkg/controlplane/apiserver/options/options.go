@@ -6,8 +6,6 @@ package options
 
 import (
 	"fmt"
-	"net"
-	"path/filepath"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -108,18 +106,10 @@ func (o *Options) Complete() (CompletedOptions, error) {
 		// publish the address to.
 		o.GenericServerRunOptions.AdvertiseAddress = netutils.ParseIPSloppy("127.0.0.1")
 	}
-	if o.SecureServing.ServerCert.CertKey.CertFile == "" && o.SecureServing.ServerCert.CertDirectory == "" {
-		return CompletedOptions{}, fmt.Errorf("--tls-cert-file and --tls-private-key-file are required (or use `gcp start`, which creates them)")
-	}
-	if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts(o.GenericServerRunOptions.AdvertiseAddress.String(), nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
-		return CompletedOptions{}, fmt.Errorf("serving certificate: %w", err)
-	}
-	if o.SecureServing.ServerCert.CertDirectory != "" && !filepath.IsAbs(o.SecureServing.ServerCert.CertDirectory) {
-		abs, err := filepath.Abs(o.SecureServing.ServerCert.CertDirectory)
-		if err != nil {
-			return CompletedOptions{}, err
-		}
-		o.SecureServing.ServerCert.CertDirectory = abs
+	// No self-signed fallback: a serving certificate nobody can verify would
+	// teach clients to skip verification. `gcp start` creates real ones.
+	if o.SecureServing.ServerCert.CertKey.CertFile == "" || o.SecureServing.ServerCert.CertKey.KeyFile == "" {
+		return CompletedOptions{}, fmt.Errorf("--tls-cert-file and --tls-private-key-file are required (gcp start creates them in its data dir)")
 	}
 	return CompletedOptions{&completedOptions{*o}}, nil
 }
