@@ -3,6 +3,7 @@ package typed
 import (
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,7 +37,7 @@ func (r Resource[T, L]) NewStore(optsGetter generic.RESTOptionsGetter) (*generic
 	if fieldsOf == nil {
 		namespaced := r.Strategy.Namespaced
 		fieldsOf = func(obj T) fields.Set {
-			m, err := metaOf(obj)
+			m, err := meta.Accessor(obj)
 			if err != nil {
 				return fields.Set{}
 			}

@@ -131,7 +131,7 @@ func Matcher[T runtime.Object](fieldsOf func(T) fields.Set) func(label labels.Se
 			GetAttrs: func(obj runtime.Object) (labels.Set, fields.Set, error) {
 				t, ok := obj.(T)
 				if !ok {
-					return nil, nil, errNotType(obj)
+					return nil, nil, fmt.Errorf("unexpected object type %T", obj)
 				}
 				m, err := meta.Accessor(obj)
 				if err != nil {
