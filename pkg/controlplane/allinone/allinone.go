@@ -133,6 +133,8 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 	ao.SecureServing.ServerCert.CertKey.CertFile = files.ServingCert
 	ao.SecureServing.ServerCert.CertKey.KeyFile = files.ServingKey
 	ao.Authentication.ClientCAFile = files.CACert
+	ao.Authentication.RequestHeader.ClientCAFile = files.FrontProxyCACert
+	ao.Authentication.RequestHeader.AllowedNames = []string{pki.FrontProxyClientUser}
 	ao.ProxyClientCertFile = files.FrontProxyClientCert
 	ao.ProxyClientKeyFile = files.FrontProxyClientKey
 	if o.APIServer != nil {

@@ -125,6 +125,11 @@ func (c CompletedConfig) addNativeHooks(native *genericapiserver.GenericAPIServe
 	}); err != nil {
 		return err
 	}
+	if c.Config.servesCoreGroup() {
+		if err := native.AddPostStartHook(authenticationInfoHookName, publishAuthenticationInfo(c.Config.Options.Authentication)); err != nil {
+			return err
+		}
+	}
 	for name, hook := range c.Config.Extra.PostStartHooks {
 		if err := native.AddPostStartHook(name, hook); err != nil {
 			return err
@@ -156,4 +161,14 @@ func (s *Server) PrepareRun() (*PreparedServer, error) {
 // Run serves until ctx is done, then shuts down gracefully.
 func (p *PreparedServer) Run(ctx context.Context) error {
 	return p.run(ctx)
+}
+
+// servesCoreGroup reports whether the core group (configmaps) is served.
+func (c *Config) servesCoreGroup() bool {
+	for _, g := range c.Extra.APIGroups {
+		if g.GroupName() == "" {
+			return true
+		}
+	}
+	return false
 }

@@ -9,10 +9,12 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
+	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 )
 
 // publicPaths are the only paths anonymous requests may reach: health and
@@ -26,14 +28,25 @@ type AuthenticationOptions struct {
 	// ClientCAFile verifies client certificates; the CN is the user name and
 	// the O entries are the groups.
 	ClientCAFile string
-	// Anonymous lets unauthenticated requests to PublicPaths through as
-	// system:anonymous; anything else stays 401.
+	// Anonymous lets unauthenticated requests to the public paths through
+	// as system:anonymous; anything else stays 401.
 	Anonymous bool
+	// RequestHeader trusts a front proxy (the aggregator of another server)
+	// that presents a certificate of its CA to assert users in headers.
+	RequestHeader *genericoptions.RequestHeaderAuthenticationOptions
 }
 
 // NewAuthenticationOptions returns the defaults: anonymous health checks on.
 func NewAuthenticationOptions() *AuthenticationOptions {
-	return &AuthenticationOptions{Anonymous: true}
+	return &AuthenticationOptions{
+		Anonymous: true,
+		RequestHeader: &genericoptions.RequestHeaderAuthenticationOptions{
+			UsernameHeaders:     []string{"X-Remote-User"},
+			UIDHeaders:          []string{"X-Remote-Uid"},
+			GroupHeaders:        []string{"X-Remote-Group"},
+			ExtraHeaderPrefixes: []string{"X-Remote-Extra-"},
+		},
+	}
 }
 
 // AddFlags adds the authentication flags.
@@ -42,6 +55,7 @@ func (o *AuthenticationOptions) AddFlags(fs *pflag.FlagSet) {
 		"If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate, and its Organizations as groups.")
 	fs.BoolVar(&o.Anonymous, "anonymous-auth", o.Anonymous,
 		"Enables anonymous requests to "+fmt.Sprint(publicPaths)+" (as system:anonymous). Every other unauthenticated request is rejected with 401.")
+	o.RequestHeader.AddFlags(fs)
 }
 
 // Validate checks the options.
@@ -49,7 +63,7 @@ func (o *AuthenticationOptions) Validate() []error {
 	if o.ClientCAFile == "" {
 		return []error{fmt.Errorf("--client-ca-file is required: client certificates are how users authenticate")}
 	}
-	return nil
+	return o.RequestHeader.Validate()
 }
 
 // ApplyTo sets the authenticator and makes the serving TLS config ask for
@@ -62,10 +76,30 @@ func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationIn
 	if err := ca.RunOnce(context.Background()); err != nil {
 		return fmt.Errorf("--client-ca-file: %w", err)
 	}
-	if serving != nil {
-		serving.ClientCA = ca
+	var authenticators []authenticator.Request
+	clientCAs := dynamiccertificates.CAContentProvider(ca)
+	rh, err := o.RequestHeader.ToAuthenticationRequestHeaderConfig()
+	if err != nil {
+		return fmt.Errorf("--requestheader-client-ca-file: %w", err)
 	}
-	authenticators := []authenticator.Request{x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion)}
+	if rh != nil {
+		if runner, ok := rh.CAContentProvider.(dynamiccertificates.ControllerRunner); ok {
+			if err := runner.RunOnce(context.Background()); err != nil {
+				return fmt.Errorf("--requestheader-client-ca-file: %w", err)
+			}
+		}
+		// The front proxy's certificate must verify against the
+		// requestheader CA and carry an allowed name; only then are the
+		// identity headers believed. It is tried before plain certificates.
+		authenticators = append(authenticators, headerrequest.NewDynamicVerifyOptionsSecure(rh.CAContentProvider.VerifyOptions,
+			rh.AllowedClientNames, rh.UsernameHeaders, rh.UIDHeaders, rh.GroupHeaders, rh.ExtraHeaderPrefixes))
+		authn.RequestHeaderConfig = rh
+		clientCAs = dynamiccertificates.NewUnionCAContentProvider(ca, rh.CAContentProvider)
+	}
+	if serving != nil {
+		serving.ClientCA = clientCAs
+	}
+	authenticators = append(authenticators, x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion))
 	var result authenticator.Request = group.NewAuthenticatedGroupAdder(union.New(authenticators...))
 	if o.Anonymous {
 		var conditions []apiserverapi.AnonymousAuthCondition
