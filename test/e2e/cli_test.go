@@ -111,3 +111,14 @@ func TestKubectlDefaultsToDataDirKubeconfig(t *testing.T) {
 		t.Fatalf("gcp kubectl without KUBECONFIG: %v\n%s", err, out)
 	}
 }
+
+// TestSIGINTStopsCleanly: Ctrl-C ends gcp start with exit code 0.
+func TestSIGINTStopsCleanly(t *testing.T) {
+	t.Parallel()
+	a := startAllInOne(t, t.TempDir())
+	_ = a.cmd.Process.Signal(os.Interrupt)
+	if err := <-a.exited; err != nil {
+		t.Fatalf("gcp start after SIGINT: %v, want exit 0\n%s", err, a.log)
+	}
+	a.exited <- nil
+}
