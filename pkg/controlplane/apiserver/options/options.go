@@ -101,10 +101,13 @@ func (o *Options) Complete() (CompletedOptions, error) {
 	if err := o.GenericServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
 		return CompletedOptions{}, err
 	}
-	if o.SecureServing.BindAddress == nil || o.SecureServing.BindAddress.IsUnspecified() && o.GenericServerRunOptions.AdvertiseAddress == nil {
-		// Advertise loopback unless told otherwise; there is no Service to
-		// publish the address to.
+	if o.GenericServerRunOptions.AdvertiseAddress == nil {
+		// Advertise the bind address, or loopback when bound to all
+		// interfaces: there is no Service to publish the address to.
 		o.GenericServerRunOptions.AdvertiseAddress = netutils.ParseIPSloppy("127.0.0.1")
+		if ip := o.SecureServing.BindAddress; ip != nil && !ip.IsUnspecified() {
+			o.GenericServerRunOptions.AdvertiseAddress = ip
+		}
 	}
 	// No self-signed fallback: a serving certificate nobody can verify would
 	// teach clients to skip verification. `gcp start` creates real ones.
