@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -158,20 +156,9 @@ func TestBadInput(t *testing.T) {
 func TestAuthentication(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)
-	caPEM, err := os.ReadFile(s.PKI.CACert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
 	get := func(t *testing.T, cert *tls.Certificate, path string) int {
 		t.Helper()
-		tc := &tls.Config{RootCAs: pool}
-		if cert != nil {
-			tc.Certificates = []tls.Certificate{*cert}
-		}
-		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}
-		resp, err := c.Get(s.URL + path)
+		resp, err := httpsClient(t, s, cert).Get(s.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}

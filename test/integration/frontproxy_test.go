@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -21,18 +20,12 @@ import (
 func TestFrontProxyAuthentication(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)
-	caPEM, err := os.ReadFile(s.PKI.CACert)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(caPEM)
 	client := func(certFile, keyFile string) *http.Client {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}}}
+		return httpsClient(t, s, &cert)
 	}
 	get := func(c *http.Client, user string, groups ...string) int {
 		req, _ := http.NewRequest(http.MethodGet, s.URL+"/api/v1/namespaces/default/configmaps", nil)
@@ -60,6 +53,10 @@ func TestFrontProxyAuthentication(t *testing.T) {
 		t.Fatalf("admin with headers: want 200 as the admin, got %d", code)
 	}
 
+	caPEM, err := os.ReadFile(s.PKI.CACert)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var data map[string]string
 	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		cm, err := s.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "extension-apiserver-authentication", metav1.GetOptions{})

@@ -3,6 +3,10 @@
 package integration
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"os"
 	"testing"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
@@ -22,4 +26,20 @@ func genericExtra(t testing.TB, stack layering.Stack) apiserver.Extra {
 func startGeneric(t testing.TB) *servertesting.TestServer {
 	t.Helper()
 	return servertesting.StartTestServer(t, servertesting.Options{Extra: genericExtra(t, layering.Generic())})
+}
+
+// httpsClient trusts the server's CA and presents cert, if not nil.
+func httpsClient(t testing.TB, s *servertesting.TestServer, cert *tls.Certificate) *http.Client {
+	t.Helper()
+	caPEM, err := os.ReadFile(s.PKI.CACert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	tc := &tls.Config{RootCAs: pool}
+	if cert != nil {
+		tc.Certificates = []tls.Certificate{*cert}
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}
 }
