@@ -84,3 +84,33 @@ func TestWithoutCoordinationLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestSubresourceVerbs: status and finalize only read and update the
+// namespace; they cannot create or delete through the subresource.
+func TestSubresourceVerbs(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	list, err := s.Client.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	verbs := map[string][]string{}
+	for _, r := range list.APIResources {
+		v := append([]string(nil), r.Verbs...)
+		sort.Strings(v)
+		verbs[r.Name] = v
+	}
+	for _, sub := range []string{"namespaces/status", "namespaces/finalize"} {
+		want := []string{"get", "patch", "update"}
+		if sub == "namespaces/finalize" {
+			want = []string{"update"}
+		}
+		if !slices.Equal(verbs[sub], want) {
+			t.Errorf("%s verbs %v, want %v", sub, verbs[sub], want)
+		}
+	}
+	want := []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+	if !slices.Equal(verbs["configmaps"], want) {
+		t.Errorf("configmaps verbs %v, want %v", verbs["configmaps"], want)
+	}
+}

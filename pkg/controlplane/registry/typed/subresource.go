@@ -60,3 +60,32 @@ func (s *Subresource) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 func (s *Subresource) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
 	return s.store.ConvertToTable(ctx, object, tableOptions)
 }
+
+// UpdateOnly serves a subresource that can only be updated (PUT), like
+// upstream's namespaces/finalize.
+type UpdateOnly struct {
+	sub *Subresource
+}
+
+var _ rest.Updater = &UpdateOnly{}
+
+// NewUpdateOnly returns an update-only subresource; see NewSubresource.
+func NewUpdateOnly[T runtime.Object](main *genericregistry.Store, strategy *Strategy[T]) *UpdateOnly {
+	return &UpdateOnly{sub: NewSubresource(main, strategy)}
+}
+
+// New returns an empty object.
+func (u *UpdateOnly) New() runtime.Object { return u.sub.New() }
+
+// Destroy does nothing: the underlying storage belongs to the main resource.
+func (u *UpdateOnly) Destroy() {}
+
+// Update updates the object through the subresource's strategy.
+func (u *UpdateOnly) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, createValidation rest.ValidateObjectFunc, updateValidation rest.ValidateObjectUpdateFunc, forceAllowCreate bool, options *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	return u.sub.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+}
+
+// GetResetFields returns the fields the subresource's strategy resets.
+func (u *UpdateOnly) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return u.sub.GetResetFields()
+}

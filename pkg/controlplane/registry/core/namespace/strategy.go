@@ -32,7 +32,7 @@ func FieldLabels() map[string]string {
 type Storage struct {
 	Namespace *REST
 	Status    *typed.Subresource
-	Finalize  *typed.Subresource
+	Finalize  *typed.UpdateOnly
 }
 
 // REST is the namespaces resource. Deleting a namespace marks it Terminating
@@ -117,7 +117,7 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter)
 	return &Storage{
 		Namespace: &REST{store},
 		Status:    typed.NewSubresource(store, &statusStrategy),
-		Finalize:  typed.NewSubresource(store, &finalizeStrategy),
+		Finalize:  typed.NewUpdateOnly(store, &finalizeStrategy),
 	}, nil
 }
 
