@@ -40,6 +40,8 @@ type StorageOptions struct {
 	RESTOptionsGetter generic.RESTOptionsGetter
 	// ResourceConfig says which group/versions and resources are enabled (--runtime-config).
 	ResourceConfig serverstorage.APIResourceConfigSource
+	// Auth is the server's authentication and authorization.
+	Auth Auth
 }
 
 // NewAPIGroupInfo returns the APIGroupInfo for group with the options'
