@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/filters"
@@ -50,7 +51,14 @@ type Extra struct {
 	Aggregator bool
 	// PostStartHooks are added to the native server.
 	PostStartHooks map[string]genericapiserver.PostStartHookFunc
+	// Authorizers follow system:masters in the authorizer chain, in order.
+	// None means "system:masters or nothing" (plus public health paths).
+	Authorizers []AuthorizerFactory
 }
+
+// AuthorizerFactory builds one authorizer of the chain once the server's
+// informers exist (an authorizer reads its policy from informer caches).
+type AuthorizerFactory func(informers clientgoinformers.SharedInformerFactory) (options.NamedAuthorizer, error)
 
 // Config is the configuration of the three servers of the delegation chain.
 type Config struct {
@@ -65,6 +73,8 @@ type Config struct {
 	// Client and Informers talk to this server over loopback.
 	Client    kubernetes.Interface
 	Informers clientgoinformers.SharedInformerFactory
+	// RuleResolver lists what the authorizer chain allows a user.
+	RuleResolver authorizer.RuleResolver
 	// APIExtensions and Aggregator are nil when disabled.
 	APIExtensions *apiextensionsapiserver.Config
 	Aggregator    *aggregatorapiserver.Config
@@ -158,7 +168,7 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	if err := o.Authentication.ApplyTo(&gc.Authentication, gc.SecureServing); err != nil {
 		return nil, fmt.Errorf("authentication: %w", err)
 	}
-	if err := options.ApplyMastersOnlyAuthorization(&gc.Authorization); err != nil {
+	if err := c.applyAuthorization(); err != nil {
 		return nil, fmt.Errorf("authorization: %w", err)
 	}
 	// The loopback client's token authenticates as system:apiserver in
@@ -202,7 +212,32 @@ func (c *Config) storageOptions() registry.StorageOptions {
 		ParameterCodec:    runtime.NewParameterCodec(c.Scheme),
 		RESTOptionsGetter: c.Generic.RESTOptionsGetter,
 		ResourceConfig:    c.Generic.MergedResourceConfig,
+		Auth: registry.Auth{
+			Authorizer:   c.Generic.Authorization.Authorizer,
+			RuleResolver: c.RuleResolver,
+			APIAudiences: c.Generic.Authentication.APIAudiences,
+		},
 	}
+}
+
+// applyAuthorization builds the authorizer chain from the composition's
+// authorizers.
+func (c *Config) applyAuthorization() error {
+	var named []options.NamedAuthorizer
+	for _, f := range c.Extra.Authorizers {
+		a, err := f(c.Informers)
+		if err != nil {
+			return err
+		}
+		named = append(named, a)
+	}
+	authz, resolver, err := options.NewAuthorizer(named...)
+	if err != nil {
+		return err
+	}
+	c.Generic.Authorization.Authorizer = authz
+	c.RuleResolver = resolver
+	return nil
 }
 
 func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver) (*apiextensionsapiserver.Config, error) {

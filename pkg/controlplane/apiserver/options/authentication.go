@@ -31,6 +31,8 @@ type AuthenticationOptions struct {
 	// Anonymous lets unauthenticated requests to the public paths through
 	// as system:anonymous; anything else stays 401.
 	Anonymous bool
+	// ServiceAccounts configures service account tokens.
+	ServiceAccounts ServiceAccountOptions
 	// RequestHeader trusts a front proxy (the aggregator of another server)
 	// that presents a certificate of its CA to assert users in headers.
 	RequestHeader *genericoptions.RequestHeaderAuthenticationOptions
@@ -55,6 +57,7 @@ func (o *AuthenticationOptions) AddFlags(fs *pflag.FlagSet) {
 		"If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate, and its Organizations as groups.")
 	fs.BoolVar(&o.Anonymous, "anonymous-auth", o.Anonymous,
 		"Enables anonymous requests to "+fmt.Sprint(publicPaths)+" (as system:anonymous). Every other unauthenticated request is rejected with 401.")
+	o.ServiceAccounts.AddFlags(fs)
 	o.RequestHeader.AddFlags(fs)
 }
 
@@ -63,7 +66,7 @@ func (o *AuthenticationOptions) Validate() []error {
 	if o.ClientCAFile == "" {
 		return []error{fmt.Errorf("--client-ca-file is required: client certificates are how users authenticate")}
 	}
-	return o.RequestHeader.Validate()
+	return append(o.ServiceAccounts.Validate(), o.RequestHeader.Validate()...)
 }
 
 // ApplyTo sets the authenticator and makes the serving TLS config ask for
