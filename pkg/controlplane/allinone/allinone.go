@@ -137,6 +137,11 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 	ao.Authentication.RequestHeader.AllowedNames = []string{pki.FrontProxyClientUser}
 	ao.ProxyClientCertFile = files.FrontProxyClientCert
 	ao.ProxyClientKeyFile = files.FrontProxyClientKey
+	// Service account tokens are issued by this server's URL, which is
+	// also where their OIDC discovery document is served.
+	ao.Authentication.ServiceAccounts.Issuers = []string{serverURL(o.BindAddress, port)}
+	ao.Authentication.ServiceAccounts.SigningKeyFile = files.ServiceAccountKey
+	ao.Authentication.ServiceAccounts.KeyFiles = []string{files.ServiceAccountPublicKey}
 	if o.APIServer != nil {
 		o.APIServer(ao)
 	}
@@ -165,13 +170,9 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 		return fail(err)
 	}
 
-	host := o.BindAddress
-	if ip := net.ParseIP(host); ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
 	cp := &ControlPlane{
 		DataDir:         dataDir,
-		URL:             "https://" + net.JoinHostPort(host, strconv.Itoa(port)),
+		URL:             serverURL(o.BindAddress, port),
 		AdminKubeconfig: filepath.Join(dataDir, AdminKubeconfigName),
 		PKI:             files,
 		done:            make(chan struct{}),
@@ -205,6 +206,16 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 		klog.V(1).InfoS("Control plane stopped", "dataDir", dataDir)
 	}()
 	return cp, nil
+}
+
+// serverURL is the https URL clients reach the server at: the bind address,
+// or loopback when bound to every interface.
+func serverURL(bindAddress string, port int) string {
+	host := bindAddress
+	if ip := net.ParseIP(host); ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "https://" + net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // Wait blocks until the control plane has stopped and returns why.

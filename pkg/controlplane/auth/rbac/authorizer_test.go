@@ -15,11 +15,12 @@ import (
 )
 
 // cachedResolver returns a resolver over real informer indexers filled
-// with objs, as the server's informers would be.
-func cachedResolver(t testing.TB, objs ...any) *Resolver {
+// with objs, as the server's informers would be, with the subject index
+// (indexed) or without it.
+func cachedResolver(t testing.TB, indexed bool, objs ...any) *Resolver {
 	t.Helper()
 	idx := func() cache.Indexer {
-		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, subjectIndex: indexBySubject})
 	}
 	roles, rbs, crs, crbs := idx(), idx(), idx(), idx()
 	for _, o := range objs {
@@ -40,12 +41,26 @@ func cachedResolver(t testing.TB, objs ...any) *Resolver {
 			t.Fatal(err)
 		}
 	}
-	return NewResolver(
-		roleLister{rbaclisters.NewRoleLister(roles)},
-		roleBindingLister{rbaclisters.NewRoleBindingLister(rbs)},
-		clusterRoleLister{rbaclisters.NewClusterRoleLister(crs)},
-		clusterRoleBindingLister{rbaclisters.NewClusterRoleBindingLister(crbs)},
-	)
+	rbl := roleBindingLister{l: rbaclisters.NewRoleBindingLister(rbs)}
+	crbl := clusterRoleBindingLister{l: rbaclisters.NewClusterRoleBindingLister(crbs)}
+	if indexed {
+		rbl.idx, crbl.idx = rbs, crbs
+		return NewResolver(roleLister{rbaclisters.NewRoleLister(roles)}, rbl, clusterRoleLister{rbaclisters.NewClusterRoleLister(crs)}, crbl)
+	}
+	// Without the index, hide the optional methods.
+	return NewResolver(roleLister{rbaclisters.NewRoleLister(roles)}, plainRBs{rbl}, clusterRoleLister{rbaclisters.NewClusterRoleLister(crs)}, plainCRBs{crbl})
+}
+
+type plainRBs struct{ l roleBindingLister }
+
+func (p plainRBs) ListRoleBindings(ctx context.Context, ns string) ([]*rbacv1.RoleBinding, error) {
+	return p.l.ListRoleBindings(ctx, ns)
+}
+
+type plainCRBs struct{ l clusterRoleBindingLister }
+
+func (p plainCRBs) ListClusterRoleBindings(ctx context.Context) ([]*rbacv1.ClusterRoleBinding, error) {
+	return p.l.ListClusterRoleBindings(ctx)
 }
 
 func rule(verbs, groups, resources string, names ...string) rbacv1.PolicyRule {
@@ -123,9 +138,14 @@ func TestAuthorize(t *testing.T) {
 		// namespace matches nobody.
 		clusterBinding("sa-no-namespace", "star", subject(rbacv1.ServiceAccountKind, "robot")),
 	}
-	a := New(cachedResolver(t, policy...))
 	admin := &user.DefaultInfo{Name: "root", Groups: []string{"admins"}}
+	for _, indexed := range []bool{false, true} {
+		a := New(cachedResolver(t, indexed, policy...))
+		t.Run(fmt.Sprintf("indexed=%v", indexed), func(t *testing.T) { testAuthorize(t, a, alice, bob, robot, admin) })
+	}
+}
 
+func testAuthorize(t *testing.T, a *Authorizer, alice, bob, robot, admin user.Info) {
 	for _, tc := range []struct {
 		name  string
 		attrs authorizer.AttributesRecord
@@ -187,7 +207,7 @@ func TestAuthorize(t *testing.T) {
 func TestAuthorizeReasons(t *testing.T) {
 	alice := &user.DefaultInfo{Name: "alice", Groups: []string{"dev"}}
 	robot := &user.DefaultInfo{Name: "system:serviceaccount:team-a:robot"}
-	a := New(cachedResolver(t,
+	a := New(cachedResolver(t, true,
 		clusterRole("edit", rule("*", "", "configmaps")),
 		binding("team-a", "dev-edit", "ClusterRole", "edit", subject(rbacv1.GroupKind, "dev")),
 		binding("team-a", "robot-edit", "ClusterRole", "edit", subject(rbacv1.ServiceAccountKind, "robot")),
@@ -209,7 +229,7 @@ func TestAuthorizeReasons(t *testing.T) {
 
 func TestRulesFor(t *testing.T) {
 	alice := &user.DefaultInfo{Name: "alice", Groups: []string{"dev"}}
-	a := New(cachedResolver(t,
+	a := New(cachedResolver(t, true,
 		clusterRole("edit", rule("get", "", "configmaps")),
 		clusterRole("urls", urlRule("get", "/healthz")),
 		binding("team-a", "dev-edit", "ClusterRole", "edit", subject(rbacv1.GroupKind, "dev")),
@@ -254,7 +274,8 @@ func BenchmarkAuthorize(b *testing.B) {
 		)
 	}
 	objs = append(objs, binding("team-a", "zz-alice", "Role", "r-499", subject(rbacv1.UserKind, "alice")))
-	a := New(cachedResolver(b, objs...))
+	indexed := New(cachedResolver(b, true, objs...))
+	plain := New(cachedResolver(b, false, objs...))
 	alice := &user.DefaultInfo{Name: "alice", Groups: []string{"dev", user.AllAuthenticated}}
 	for _, bc := range []struct {
 		name  string
@@ -264,15 +285,20 @@ func BenchmarkAuthorize(b *testing.B) {
 		{"allowed", resourceAttrs(alice, "get", "team-a", "", "configmaps", "", "x"), true},
 		{"denied", resourceAttrs(alice, "delete", "team-a", "", "configmaps", "", "x"), false},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				d, _, _ := a.Authorize(ctx, bc.attrs)
-				if (d == authorizer.DecisionAllow) != bc.allow {
-					b.Fatalf("decision %v", d)
+		for _, a := range []struct {
+			name string
+			a    *Authorizer
+		}{{"scan", plain}, {"indexed", indexed}} {
+			b.Run(a.name+"/"+bc.name, func(b *testing.B) {
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					d, _, _ := a.a.Authorize(ctx, bc.attrs)
+					if (d == authorizer.DecisionAllow) != bc.allow {
+						b.Fatalf("decision %v", d)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -37,6 +37,18 @@ type ClusterRoleBindingLister interface {
 	ListClusterRoleBindings(ctx context.Context) ([]*rbacv1.ClusterRoleBinding, error)
 }
 
+// UserRoleBindingLister is an optional, faster RoleBindingLister: it
+// returns the bindings of namespace that may name u (a superset is fine;
+// every subject is checked again).
+type UserRoleBindingLister interface {
+	ListRoleBindingsFor(ctx context.Context, u user.Info, namespace string) ([]*rbacv1.RoleBinding, error)
+}
+
+// UserClusterRoleBindingLister is the same for ClusterRoleBindings.
+type UserClusterRoleBindingLister interface {
+	ListClusterRoleBindingsFor(ctx context.Context, u user.Info) ([]*rbacv1.ClusterRoleBinding, error)
+}
+
 // Resolver finds the rules that apply to a user. The authorizer reads from
 // informer caches; the registry's escalation checks read from storage.
 type Resolver struct {
@@ -58,7 +70,13 @@ type RuleVisitor func(source fmt.Stringer, rule *rbacv1.PolicyRule, err error) b
 // VisitRulesFor calls visit for every rule user holds cluster-wide and,
 // when namespace is set, in namespace, until visit returns false.
 func (r *Resolver) VisitRulesFor(ctx context.Context, u user.Info, namespace string, visit RuleVisitor) {
-	crbs, err := r.clusterRoleBindings.ListClusterRoleBindings(ctx)
+	var crbs []*rbacv1.ClusterRoleBinding
+	var err error
+	if l, ok := r.clusterRoleBindings.(UserClusterRoleBindingLister); ok {
+		crbs, err = l.ListClusterRoleBindingsFor(ctx, u)
+	} else {
+		crbs, err = r.clusterRoleBindings.ListClusterRoleBindings(ctx)
+	}
 	if err != nil {
 		if !visit(nil, nil, err) {
 			return
@@ -86,7 +104,12 @@ func (r *Resolver) VisitRulesFor(ctx context.Context, u user.Info, namespace str
 	if namespace == "" {
 		return
 	}
-	rbs, err := r.roleBindings.ListRoleBindings(ctx, namespace)
+	var rbs []*rbacv1.RoleBinding
+	if l, ok := r.roleBindings.(UserRoleBindingLister); ok {
+		rbs, err = l.ListRoleBindingsFor(ctx, u, namespace)
+	} else {
+		rbs, err = r.roleBindings.ListRoleBindings(ctx, namespace)
+	}
 	if err != nil {
 		visit(nil, nil, err)
 		return
