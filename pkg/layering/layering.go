@@ -13,12 +13,19 @@ import (
 	"slices"
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	clientgoinformers "k8s.io/client-go/informers"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	authrbac "github.com/gcp-project/gcp/pkg/controlplane/auth/rbac"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/authentication"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/authorization"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/coordination"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/core"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/events"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/rbac"
 )
 
 // Names of the layers of the generic control plane.
@@ -28,6 +35,15 @@ const (
 	Events        = "events"
 	APIExtensions = "apiextensions"
 	Aggregation   = "aggregation"
+	// RBAC serves rbac.authorization.k8s.io, authorizes requests with it
+	// and reconciles the bootstrap policy. Without it, only system:masters
+	// is authorized.
+	RBAC = "rbac"
+	// Authentication serves authentication.k8s.io (TokenReview,
+	// SelfSubjectReview).
+	Authentication = "authentication"
+	// Authorization serves authorization.k8s.io (access and rules reviews).
+	Authorization = "authorization"
 )
 
 // Layer is one unit of composition.
@@ -41,6 +57,10 @@ type Layer struct {
 	Aggregation   bool
 	// PostStartHooks run once the server serves; /readyz waits for them.
 	PostStartHooks map[string]genericapiserver.PostStartHookFunc
+	// Authorizers join the authorizer chain after system:masters, in
+	// stack order. A stack without any authorizes "system:masters or
+	// nothing".
+	Authorizers []apiserver.AuthorizerFactory
 }
 
 // Stack is an ordered list of layers.
@@ -55,9 +75,30 @@ func Generic() Stack {
 			PostStartHooks: map[string]genericapiserver.PostStartHookFunc{core.SystemNamespacesHookName: core.SystemNamespacesHook},
 		},
 		{Name: Events, APIGroups: []registry.APIGroup{events.APIGroup{}}},
+		RBACLayer(),
+		{Name: Authentication, APIGroups: []registry.APIGroup{authentication.APIGroup{}}},
+		{Name: Authorization, APIGroups: []registry.APIGroup{authorization.APIGroup{}}},
 		{Name: Coordination, APIGroups: []registry.APIGroup{coordination.APIGroup{}}},
 		{Name: APIExtensions, APIExtensions: true},
 		{Name: Aggregation, Aggregation: true},
+	}
+}
+
+// RBACLayer is the RBAC layer: the rbac.authorization.k8s.io API, the RBAC
+// authorizer reading it from informer caches, and the bootstrap policy
+// reconciled at every start.
+func RBACLayer() Layer {
+	return Layer{
+		Name:           RBAC,
+		APIGroups:      []registry.APIGroup{rbac.APIGroup{}},
+		PostStartHooks: map[string]genericapiserver.PostStartHookFunc{bootstrappolicy.HookName: bootstrappolicy.Hook},
+		Authorizers: []apiserver.AuthorizerFactory{func(informers clientgoinformers.SharedInformerFactory) (options.NamedAuthorizer, error) {
+			a, err := authrbac.NewFromInformers(informers.Rbac().V1())
+			if err != nil {
+				return options.NamedAuthorizer{}, err
+			}
+			return options.NamedAuthorizer{Name: "RBAC", Authorizer: a, RuleResolver: a}, nil
+		}},
 	}
 }
 
@@ -110,6 +151,7 @@ func (s Stack) Extra() (apiserver.Extra, error) {
 		}
 		extra.APIExtensions = extra.APIExtensions || l.APIExtensions
 		extra.Aggregator = extra.Aggregator || l.Aggregation
+		extra.Authorizers = append(extra.Authorizers, l.Authorizers...)
 		for name, hook := range l.PostStartHooks {
 			if _, ok := extra.PostStartHooks[name]; ok {
 				return apiserver.Extra{}, fmt.Errorf("post-start hook %q is added twice (layer %q)", name, l.Name)

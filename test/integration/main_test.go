@@ -8,9 +8,14 @@ import (
 	"net/http"
 	"os"
 	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -42,4 +47,23 @@ func httpsClient(t testing.TB, s *servertesting.TestServer, cert *tls.Certificat
 		tc.Certificates = []tls.Certificate{*cert}
 	}
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}
+}
+
+// userConfig returns a client config that authenticates with a client
+// certificate for name in groups, signed by the server's CA.
+func userConfig(t testing.TB, s *servertesting.TestServer, name string, groups ...string) *rest.Config {
+	t.Helper()
+	certPEM, keyPEM, err := pki.IssueClientCert(s.PKI.CACert, s.PKI.CAKey, name, groups, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.AnonymousClientConfig(s.AdminConfig)
+	cfg.TLSClientConfig.CertData, cfg.TLSClientConfig.KeyData = certPEM, keyPEM
+	return cfg
+}
+
+// userClient is a clientset for userConfig.
+func userClient(t testing.TB, s *servertesting.TestServer, name string, groups ...string) kubernetes.Interface {
+	t.Helper()
+	return kubernetes.NewForConfigOrDie(userConfig(t, s, name, groups...))
 }

@@ -50,17 +50,26 @@ func TestServedResources(t *testing.T) {
 	want := []string{
 		"apiservices.apiregistration.k8s.io",
 		"apiservices/status.apiregistration.k8s.io",
+		"clusterrolebindings.rbac.authorization.k8s.io",
+		"clusterroles.rbac.authorization.k8s.io",
 		"configmaps",
 		"customresourcedefinitions.apiextensions.k8s.io",
 		"customresourcedefinitions/status.apiextensions.k8s.io",
 		"events",
 		"events.events.k8s.io",
 		"leases.coordination.k8s.io",
+		"localsubjectaccessreviews.authorization.k8s.io",
 		"namespaces",
 		"namespaces/finalize",
 		"namespaces/status",
+		"rolebindings.rbac.authorization.k8s.io",
+		"roles.rbac.authorization.k8s.io",
 		"secrets",
+		"selfsubjectaccessreviews.authorization.k8s.io",
+		"selfsubjectreviews.authentication.k8s.io",
+		"selfsubjectrulesreviews.authorization.k8s.io",
 		"serviceaccounts",
+		"subjectaccessreviews.authorization.k8s.io",
 	}
 	if got := servedResources(t, s.Client); !slices.Equal(got, want) {
 		t.Fatalf("served resources:\n got %q\nwant %q", got, want)
