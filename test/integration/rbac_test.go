@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
+
+	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
+	"github.com/gcp-project/gcp/pkg/layering"
 )
 
 func createNamespace(t *testing.T, c kubernetes.Interface, name string) {
@@ -325,4 +332,99 @@ func TestImpersonation(t *testing.T) {
 	forbidden(t, err, `User "bob" cannot impersonate`)
 	_, err = as(bobCfg, "alice", "dev").CoreV1().ConfigMaps("team-a").List(ctx, metav1.ListOptions{})
 	forbidden(t, err, `User "bob" cannot impersonate`)
+}
+
+// TestWithoutRBACLayer: a control plane composed without the RBAC layer
+// serves no RBAC API and authorizes only system:masters, while the review
+// APIs still answer from that authorizer.
+func TestWithoutRBACLayer(t *testing.T) {
+	t.Parallel()
+	s := servertesting.StartTestServer(t, servertesting.Options{Extra: genericExtra(t, layering.Generic().Without(layering.RBAC))})
+	ctx := context.Background()
+	if _, err := s.Client.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("clusterroles without the RBAC layer: want 404, got %v", err)
+	}
+	alice := userClient(t, s, "alice", "dev")
+	_, err := alice.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+	forbidden(t, err, `User "alice" cannot list resource "configmaps"`)
+	if !canI(t, s.Client, "delete", "namespaces", "") {
+		t.Fatal("system:masters is not allowed without RBAC")
+	}
+	// Health stays public; discovery is for system:masters only.
+	if code := getStatus(t, httpsClient(t, s, nil), s.URL+"/readyz"); code != 200 {
+		t.Fatalf("anonymous /readyz: %d", code)
+	}
+	rules, err := s.Client.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "default"}}, metav1.CreateOptions{})
+	if err != nil || len(rules.Status.ResourceRules) != 1 || rules.Status.ResourceRules[0].Verbs[0] != "*" {
+		t.Fatalf("rules of system:masters without RBAC: %+v, %v", rules, err)
+	}
+}
+
+// TestBootstrapPolicy: the default roles exist once /readyz is ready and
+// the hook is listed; reconciling again keeps user additions, restores
+// what was removed, and leaves roles with autoupdate=false alone.
+func TestBootstrapPolicy(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	rbac := s.Client.RbacV1()
+	for _, name := range []string{"cluster-admin", "admin", "edit", "view", "system:discovery", "system:basic-user", "system:public-info-viewer",
+		"system:auth-delegator", "system:monitoring", "system:service-account-issuer-discovery", "system:controller:namespace-controller", "system:gcp-controllers"} {
+		if _, err := rbac.ClusterRoles().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("clusterrole %s: %v", name, err)
+		}
+	}
+	body, err := s.Client.Discovery().RESTClient().Get().AbsPath("/readyz").Param("verbose", "true").DoRaw(ctx)
+	if err != nil || !strings.Contains(string(body), "[+]poststarthook/rbac/bootstrap-roles ok") {
+		t.Fatalf("/readyz does not list the bootstrap hook: %s %v", body, err)
+	}
+
+	edit, _ := rbac.ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})
+	edit.Rules = append(edit.Rules, rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{"example.com"}, Resources: []string{"widgets"}})
+	if _, err := rbac.ClusterRoles().Update(ctx, edit, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	view, _ := rbac.ClusterRoles().Get(ctx, "view", metav1.GetOptions{})
+	viewRules := view.Rules
+	view.Rules = view.Rules[:1]
+	if _, err := rbac.ClusterRoles().Update(ctx, view, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	monitoring, _ := rbac.ClusterRoles().Get(ctx, "system:monitoring", metav1.GetOptions{})
+	monitoring.Annotations[rbacv1.AutoUpdateAnnotationKey] = "false"
+	monitoring.Rules = nil
+	if _, err := rbac.ClusterRoles().Update(ctx, monitoring, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rbac.ClusterRoleBindings().Delete(ctx, "system:discovery", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bootstrappolicy.Reconcile(ctx, s.Client); err != nil {
+		t.Fatal(err)
+	}
+	edit, _ = rbac.ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})
+	if !strings.Contains(fmt.Sprint(edit.Rules), "widgets") {
+		t.Error("reconciling dropped a rule a user added to edit")
+	}
+	view, _ = rbac.ClusterRoles().Get(ctx, "view", metav1.GetOptions{})
+	if covers, missing := rbacvalidation.Covers(view.Rules, viewRules); !covers {
+		t.Errorf("reconciling did not restore view's rules, missing %v", missing)
+	}
+	monitoring, _ = rbac.ClusterRoles().Get(ctx, "system:monitoring", metav1.GetOptions{})
+	if len(monitoring.Rules) != 0 {
+		t.Error("reconciling changed a role with autoupdate=false")
+	}
+	if _, err := rbac.ClusterRoleBindings().Get(ctx, "system:discovery", metav1.GetOptions{}); err != nil {
+		t.Errorf("deleted default binding not restored: %v", err)
+	}
+}
+
+func getStatus(t *testing.T, c *http.Client, url string) int {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
