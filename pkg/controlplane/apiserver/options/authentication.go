@@ -31,6 +31,10 @@ type AuthenticationOptions struct {
 	// Anonymous lets unauthenticated requests to the public paths through
 	// as system:anonymous; anything else stays 401.
 	Anonymous bool
+	// ConfigFile is an AuthenticationConfiguration file; its anonymous
+	// section, when present, says when anonymous requests are allowed
+	// (enabled, and on which paths) instead of Anonymous.
+	ConfigFile string
 	// ServiceAccounts configures service account tokens.
 	ServiceAccounts ServiceAccountOptions
 	// RequestHeader trusts a front proxy (the aggregator of another server)
@@ -57,6 +61,8 @@ func (o *AuthenticationOptions) AddFlags(fs *pflag.FlagSet) {
 		"If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate, and its Organizations as groups.")
 	fs.BoolVar(&o.Anonymous, "anonymous-auth", o.Anonymous,
 		"Enables anonymous requests to "+fmt.Sprint(publicPaths)+" (as system:anonymous). Every other unauthenticated request is rejected with 401.")
+	fs.StringVar(&o.ConfigFile, "authentication-config", o.ConfigFile,
+		"File with an AuthenticationConfiguration (apiserver.config.k8s.io/v1). Its anonymous section (enabled and the paths anonymous requests may reach) replaces --anonymous-auth; jwt authenticators are not supported yet.")
 	o.ServiceAccounts.AddFlags(fs)
 	o.RequestHeader.AddFlags(fs)
 }
@@ -66,7 +72,13 @@ func (o *AuthenticationOptions) Validate() []error {
 	if o.ClientCAFile == "" {
 		return []error{fmt.Errorf("--client-ca-file is required: client certificates are how users authenticate")}
 	}
-	return append(o.ServiceAccounts.Validate(), o.RequestHeader.Validate()...)
+	errs := append(o.ServiceAccounts.Validate(), o.RequestHeader.Validate()...)
+	if o.ConfigFile != "" {
+		if _, err := loadAuthenticationConfig(o.ConfigFile); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
 }
 
 // ApplyTo sets the authenticator and makes the serving TLS config ask for
@@ -104,12 +116,23 @@ func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationIn
 	}
 	authenticators = append(authenticators, x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion))
 	var result authenticator.Request = group.NewAuthenticatedGroupAdder(union.New(authenticators...))
-	if o.Anonymous {
-		var conditions []apiserverapi.AnonymousAuthCondition
-		for _, p := range publicPaths {
-			conditions = append(conditions, apiserverapi.AnonymousAuthCondition{Path: p})
+	anonymousOn := o.Anonymous
+	var conditions []apiserverapi.AnonymousAuthCondition
+	for _, p := range publicPaths {
+		conditions = append(conditions, apiserverapi.AnonymousAuthCondition{Path: p})
+	}
+	if o.ConfigFile != "" {
+		cfg, err := loadAuthenticationConfig(o.ConfigFile)
+		if err != nil {
+			return err
 		}
-		// Anonymous comes last and only answers for the public paths, so a
+		if cfg.Anonymous != nil {
+			// As upstream: no conditions means every path.
+			anonymousOn, conditions = cfg.Anonymous.Enabled, cfg.Anonymous.Conditions
+		}
+	}
+	if anonymousOn {
+		// Anonymous comes last and only answers for its paths, so a
 		// request elsewhere without credentials is unauthenticated: 401.
 		result = union.New(result, anonymous.NewAuthenticator(conditions))
 	}
