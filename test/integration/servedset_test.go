@@ -69,7 +69,9 @@ func TestServedResources(t *testing.T) {
 		"selfsubjectreviews.authentication.k8s.io",
 		"selfsubjectrulesreviews.authorization.k8s.io",
 		"serviceaccounts",
+		"serviceaccounts/token",
 		"subjectaccessreviews.authorization.k8s.io",
+		"tokenreviews.authentication.k8s.io",
 	}
 	if got := servedResources(t, s.Client); !slices.Equal(got, want) {
 		t.Fatalf("served resources:\n got %q\nwant %q", got, want)

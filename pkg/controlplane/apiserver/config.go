@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -36,6 +37,7 @@ import (
 	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/satoken"
 	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 )
@@ -75,6 +77,9 @@ type Config struct {
 	Informers clientgoinformers.SharedInformerFactory
 	// RuleResolver lists what the authorizer chain allows a user.
 	RuleResolver authorizer.RuleResolver
+	// ServiceAccountTokens issues and verifies service account tokens;
+	// nil when they are off.
+	ServiceAccountTokens *options.ServiceAccountTokens
 	// APIExtensions and Aggregator are nil when disabled.
 	APIExtensions *apiextensionsapiserver.Config
 	Aggregator    *aggregatorapiserver.Config
@@ -165,7 +170,16 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
 
-	if err := o.Authentication.ApplyTo(&gc.Authentication, gc.SecureServing); err != nil {
+	tokens, err := o.Authentication.ServiceAccounts.New(satoken.NewGetter(c.Informers.Core().V1(), client))
+	if err != nil {
+		return nil, fmt.Errorf("service account tokens: %w", err)
+	}
+	c.ServiceAccountTokens = tokens
+	var tokenAuthenticator authenticator.Token
+	if tokens != nil {
+		tokenAuthenticator = tokens.Authenticator
+	}
+	if err := o.Authentication.ApplyTo(&gc.Authentication, gc.SecureServing, tokenAuthenticator); err != nil {
 		return nil, fmt.Errorf("authentication: %w", err)
 	}
 	if err := c.applyAuthorization(); err != nil {
@@ -212,12 +226,23 @@ func (c *Config) storageOptions() registry.StorageOptions {
 		ParameterCodec:    runtime.NewParameterCodec(c.Scheme),
 		RESTOptionsGetter: c.Generic.RESTOptionsGetter,
 		ResourceConfig:    c.Generic.MergedResourceConfig,
-		Auth: registry.Auth{
-			Authorizer:   c.Generic.Authorization.Authorizer,
-			RuleResolver: c.RuleResolver,
-			APIAudiences: c.Generic.Authentication.APIAudiences,
-		},
+		Auth:              c.registryAuth(),
 	}
+}
+
+// registryAuth is what the auth-facing API groups get.
+func (c *Config) registryAuth() registry.Auth {
+	auth := registry.Auth{
+		Authorizer:         c.Generic.Authorization.Authorizer,
+		RuleResolver:       c.RuleResolver,
+		APIAudiences:       c.Generic.Authentication.APIAudiences,
+		MaxTokenExpiration: c.Options.Authentication.ServiceAccounts.MaxTokenExpiration,
+	}
+	if t := c.ServiceAccountTokens; t != nil {
+		auth.TokenAuthenticator = t.Authenticator
+		auth.ServiceAccountTokens = t.Issuer
+	}
+	return auth
 }
 
 // applyAuthorization builds the authorizer chain from the composition's

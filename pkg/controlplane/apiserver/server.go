@@ -79,6 +79,13 @@ func (c CompletedConfig) New() (*Server, error) {
 	if err := c.addNativeHooks(native); err != nil {
 		return nil, fmt.Errorf("native server: %w", err)
 	}
+	if t := c.Config.ServiceAccountTokens; t != nil {
+		// OIDC discovery of the service account issuer; RBAC grants it to
+		// system:service-account-issuer-discovery.
+		for path, h := range t.Discovery {
+			native.Handler.NonGoRestfulMux.Handle(path, h)
+		}
+	}
 	s.Native = native
 
 	// 4. The aggregator in front: APIServices, and discovery for everything.

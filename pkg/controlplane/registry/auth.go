@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"time"
+
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 )
@@ -25,4 +27,6 @@ type Auth struct {
 	APIAudiences authenticator.Audiences
 	// ServiceAccountTokens issues tokens for serviceaccounts/token.
 	ServiceAccountTokens ServiceAccountTokenIssuer
+	// MaxTokenExpiration caps requested token lifetimes (0: no cap).
+	MaxTokenExpiration time.Duration
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
@@ -82,8 +83,10 @@ func (o *AuthenticationOptions) Validate() []error {
 }
 
 // ApplyTo sets the authenticator and makes the serving TLS config ask for
-// client certificates signed by the client CA.
-func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationInfo, serving *genericapiserver.SecureServingInfo) error {
+// client certificates signed by the client CA. tokens, if not nil,
+// authenticates bearer tokens (service account tokens).
+func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationInfo, serving *genericapiserver.SecureServingInfo, tokens authenticator.Token) error {
+	authn.APIAudiences = o.ServiceAccounts.Audiences()
 	ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", o.ClientCAFile)
 	if err != nil {
 		return fmt.Errorf("--client-ca-file: %w", err)
@@ -115,6 +118,9 @@ func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationIn
 		serving.ClientCA = clientCAs
 	}
 	authenticators = append(authenticators, x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion))
+	if tokens != nil {
+		authenticators = append(authenticators, bearertoken.New(tokens))
+	}
 	var result authenticator.Request = group.NewAuthenticatedGroupAdder(union.New(authenticators...))
 	anonymousOn := o.Anonymous
 	var conditions []apiserverapi.AnonymousAuthCondition

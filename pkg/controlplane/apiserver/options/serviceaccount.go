@@ -3,11 +3,14 @@ package options
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/satoken"
 )
 
 // ServiceAccountOptions configure bound service account tokens: who issues
@@ -94,4 +97,41 @@ func (o *ServiceAccountOptions) Validate() []error {
 		errs = append(errs, fmt.Errorf("--service-account-max-token-expiration must be at least 10m, got %s", o.MaxTokenExpiration))
 	}
 	return errs
+}
+
+// ServiceAccountTokens is what the options build: the issuer of new tokens,
+// the authenticator of presented ones, and the OIDC discovery handlers.
+type ServiceAccountTokens struct {
+	Issuer        *satoken.Issuer
+	Authenticator *satoken.Authenticator
+	Discovery     map[string]http.Handler
+}
+
+// New loads the keys and builds the token machinery; nil when service
+// account tokens are off. getter finds the objects tokens are bound to.
+func (o *ServiceAccountOptions) New(getter satoken.Getter) (*ServiceAccountTokens, error) {
+	if !o.Enabled() {
+		return nil, nil
+	}
+	signingKey, err := satoken.LoadSigningKey(o.SigningKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--service-account-signing-key-file: %w", err)
+	}
+	keys, err := satoken.LoadPublicKeys(o.VerifyKeyFiles()...)
+	if err != nil {
+		return nil, fmt.Errorf("--service-account-key-file: %w", err)
+	}
+	issuer, err := satoken.NewIssuer(o.Issuers[0], signingKey)
+	if err != nil {
+		return nil, err
+	}
+	discovery, err := satoken.DiscoveryHandlers(o.Issuers[0], keys)
+	if err != nil {
+		return nil, err
+	}
+	return &ServiceAccountTokens{
+		Issuer:        issuer,
+		Authenticator: satoken.NewAuthenticator(o.Issuers, keys, o.Audiences(), getter),
+		Discovery:     discovery,
+	}, nil
 }

@@ -3,6 +3,7 @@
 package core
 
 import (
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -38,6 +39,9 @@ func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
 		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{},
 		&corev1.Event{}, &corev1.EventList{},
 	)
+	// serviceaccounts/token takes and returns an authentication.k8s.io/v1
+	// TokenRequest.
+	typed.AddVersionedAsInternal(scheme, authenticationv1.SchemeGroupVersion, &authenticationv1.TokenRequest{})
 	scheme.AddTypeDefaultingFunc(&corev1.Namespace{}, func(obj interface{}) { namespace.SetDefaults(obj.(*corev1.Namespace)) })
 	scheme.AddTypeDefaultingFunc(&corev1.Secret{}, func(obj interface{}) { secret.SetDefaults(obj.(*corev1.Secret)) })
 	for kind, labels := range map[string]map[string]string{
@@ -75,7 +79,7 @@ func (g APIGroup) NewRESTStorage(opts registry.StorageOptions) (genericapiserver
 	if err != nil {
 		return info, false, err
 	}
-	enabled := opts.Enabled(&info, corev1.SchemeGroupVersion, map[string]rest.Storage{
+	storage := map[string]rest.Storage{
 		"namespaces":          ns.Namespace,
 		"namespaces/status":   ns.Status,
 		"namespaces/finalize": ns.Finalize,
@@ -83,6 +87,9 @@ func (g APIGroup) NewRESTStorage(opts registry.StorageOptions) (genericapiserver
 		"secrets":             sec,
 		"serviceaccounts":     typed.WithShortNames(sa, "sa"),
 		"events":              typed.WithShortNames(ev, "ev"),
-	})
-	return info, enabled, nil
+	}
+	if issuer := opts.Auth.ServiceAccountTokens; issuer != nil {
+		storage["serviceaccounts/token"] = serviceaccount.NewTokenRequestREST(sa, sec, issuer, opts.Auth.APIAudiences, opts.Auth.MaxTokenExpiration)
+	}
+	return info, opts.Enabled(&info, corev1.SchemeGroupVersion, storage), nil
 }

@@ -1,0 +1,135 @@
+package serviceaccount
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/registry"
+)
+
+// Token request limits, as upstream: at least ten minutes, at most 2^32
+// seconds; an hour when the request does not say.
+const (
+	minTokenSeconds     = 10 * 60
+	maxTokenSeconds     = 1 << 32
+	defaultTokenSeconds = 60 * 60
+)
+
+// TokenRequestREST serves serviceaccounts/token: POST a TokenRequest, get
+// back a bound token for the service account.
+type TokenRequestREST struct {
+	serviceAccounts rest.Getter
+	secrets         rest.Getter
+	issuer          registry.ServiceAccountTokenIssuer
+	audiences       []string
+	maxExpiration   time.Duration
+}
+
+var (
+	_ rest.NamedCreater                   = &TokenRequestREST{}
+	_ rest.GroupVersionKindProvider       = &TokenRequestREST{}
+	_ rest.SubresourceObjectMetaPreserver = &TokenRequestREST{}
+)
+
+// NewTokenRequestREST returns the subresource. Tokens requested without
+// audiences get audiences; maxExpiration (0: none) caps their lifetime.
+func NewTokenRequestREST(serviceAccounts, secrets rest.Getter, issuer registry.ServiceAccountTokenIssuer, audiences []string, maxExpiration time.Duration) *TokenRequestREST {
+	return &TokenRequestREST{serviceAccounts: serviceAccounts, secrets: secrets, issuer: issuer, audiences: audiences, maxExpiration: maxExpiration}
+}
+
+// New returns an empty TokenRequest.
+func (r *TokenRequestREST) New() runtime.Object { return &authenticationv1.TokenRequest{} }
+
+// Destroy does nothing: nothing is stored.
+func (r *TokenRequestREST) Destroy() {}
+
+// GroupVersionKind says the body is an authentication.k8s.io/v1
+// TokenRequest, not a ServiceAccount.
+func (r *TokenRequestREST) GroupVersionKind(schema.GroupVersion) schema.GroupVersionKind {
+	return authenticationv1.SchemeGroupVersion.WithKind("TokenRequest")
+}
+
+// PreserveRequestObjectMetaSystemFieldsOnSubresourceCreate keeps the
+// request's metadata, as upstream does for TokenRequest.
+func (r *TokenRequestREST) PreserveRequestObjectMetaSystemFieldsOnSubresourceCreate() bool {
+	return true
+}
+
+// Create issues a token for service account name.
+func (r *TokenRequestREST) Create(ctx context.Context, name string, obj runtime.Object, createValidation rest.ValidateObjectFunc, _ *metav1.CreateOptions) (runtime.Object, error) {
+	req, ok := obj.(*authenticationv1.TokenRequest)
+	if !ok {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("not a TokenRequest: %T", obj))
+	}
+	if req.Spec.ExpirationSeconds == nil {
+		s := int64(defaultTokenSeconds)
+		req.Spec.ExpirationSeconds = &s
+	}
+	if len(req.Spec.Audiences) == 0 {
+		req.Spec.Audiences = r.audiences
+	}
+	if errs := validateTokenRequest(req); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name, errs)
+	}
+	if createValidation != nil {
+		if err := createValidation(ctx, obj.DeepCopyObject()); err != nil {
+			return nil, err
+		}
+	}
+	saObj, err := r.serviceAccounts.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	sa := saObj.(*corev1.ServiceAccount)
+
+	var bound *corev1.Secret
+	if ref := req.Spec.BoundObjectRef; ref != nil {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv != corev1.SchemeGroupVersion || ref.Kind != "Secret" {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to object of type %s, %s: only v1 Secrets are supported", name, ref.APIVersion, ref.Kind))
+		}
+		secretObj, err := r.secrets.Get(ctx, ref.Name, &metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		bound = secretObj.(*corev1.Secret)
+		if ref.UID != "" && ref.UID != bound.UID {
+			return nil, apierrors.NewConflict(corev1.Resource("secrets"), ref.Name,
+				fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+		}
+		req.Spec.BoundObjectRef.UID = bound.UID
+	}
+	if r.maxExpiration > 0 && *req.Spec.ExpirationSeconds > int64(r.maxExpiration.Seconds()) {
+		s := int64(r.maxExpiration.Seconds())
+		req.Spec.ExpirationSeconds = &s
+	}
+	if err := r.issuer.IssueToken(ctx, sa, bound, req); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	return req, nil
+}
+
+func validateTokenRequest(req *authenticationv1.TokenRequest) field.ErrorList {
+	var errs field.ErrorList
+	fld := field.NewPath("spec", "expirationSeconds")
+	switch s := *req.Spec.ExpirationSeconds; {
+	case s < minTokenSeconds:
+		errs = append(errs, field.Invalid(fld, s, "may not specify a duration less than 10 minutes"))
+	case s > maxTokenSeconds:
+		errs = append(errs, field.Invalid(fld, s, "may not specify a duration larger than 2^32 seconds"))
+	}
+	if ref := req.Spec.BoundObjectRef; ref != nil && ref.Name == "" {
+		errs = append(errs, field.Required(field.NewPath("spec", "boundObjectRef", "name"), ""))
+	}
+	return errs
+}
