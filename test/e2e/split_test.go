@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -66,6 +67,8 @@ func TestSplitProcesses(t *testing.T) {
 		"--etcd-servers", fmt.Sprintf("https://127.0.0.1:%d", etcdPort),
 		"--etcd-cafile", p("ca.crt"), "--etcd-certfile", p("apiserver-etcd-client.crt"), "--etcd-keyfile", p("apiserver-etcd-client.key"),
 		"--tls-cert-file", p("apiserver.crt"), "--tls-private-key-file", p("apiserver.key"), "--client-ca-file", p("ca.crt"),
+		"--service-account-issuer", fmt.Sprintf("https://127.0.0.1:%d", apiPort),
+		"--service-account-signing-key-file", p("sa.key"), "--service-account-key-file", p("sa.pub"),
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort))
 
 	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
@@ -82,4 +85,10 @@ func TestSplitProcesses(t *testing.T) {
 	a.kubectl("--server", server, "create", "configmap", "split", "--from-literal=k=v")
 	mustContain(t, a.kubectl("--server", server, "get", "configmap", "split", "-o", "jsonpath={.data.k}"), "v")
 	mustContain(t, a.kubectl("--server", server, "get", "namespaces"), "kube-system")
+	// RBAC's bootstrap policy and service account tokens work the same.
+	mustContain(t, a.kubectl("--server", server, "get", "clusterrole", "edit"), "edit")
+	a.kubectl("--server", server, "create", "serviceaccount", "robot")
+	if token := a.kubectl("--server", server, "create", "token", "robot"); strings.Count(token, ".") != 2 {
+		t.Fatalf("not a token: %q", token)
+	}
 }
