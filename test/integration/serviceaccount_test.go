@@ -19,8 +19,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/keyutil"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
+	"github.com/gcp-project/gcp/pkg/layering"
 )
 
 func createServiceAccount(t *testing.T, c kubernetes.Interface, ns, name string) *corev1.ServiceAccount {
@@ -237,4 +239,24 @@ func TestServiceAccountTokens(t *testing.T) {
 			t.Fatalf("token of a re-created account: want 401, got %d", code)
 		}
 	})
+}
+
+// TestTokenExpirationCap: --service-account-max-token-expiration cuts
+// longer requests down, as upstream.
+func TestTokenExpirationCap(t *testing.T) {
+	t.Parallel()
+	s := servertesting.StartTestServer(t, servertesting.Options{
+		Extra:     genericExtra(t, layering.Generic()),
+		APIServer: func(o *options.Options) { o.Authentication.ServiceAccounts.MaxTokenExpiration = time.Hour },
+	})
+	createServiceAccount(t, s.Client, "default", "robot")
+	day := int64(24 * 3600)
+	tr, err := s.Client.CoreV1().ServiceAccounts("default").CreateToken(context.Background(), "robot",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &day}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *tr.Spec.ExpirationSeconds != 3600 || time.Until(tr.Status.ExpirationTimestamp.Time) > time.Hour+time.Minute {
+		t.Fatalf("expiration %d s, at %s: want capped to 1h", *tr.Spec.ExpirationSeconds, tr.Status.ExpirationTimestamp)
+	}
 }
