@@ -428,3 +428,63 @@ func getStatus(t *testing.T, c *http.Client, url string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestAccessReviews: SubjectAccessReview, LocalSubjectAccessReview and
+// SelfSubjectRulesReview answer from the server's authorizer.
+func TestAccessReviews(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	createNamespace(t, s.Client, "team-a")
+	createRoleBinding(t, s.Client, "team-a", "dev-edit", "ClusterRole", "edit", group("dev"))
+	sar := func(ns string) authorizationv1.SubjectAccessReviewStatus {
+		r, err := s.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "alice", Groups: []string{"dev"}, ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Resource: "configmaps", Namespace: ns}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Status
+	}
+	eventually(t, "SubjectAccessReview allows alice in team-a", func() bool { return sar("team-a").Allowed })
+	if st := sar("team-a"); !strings.Contains(st.Reason, `RoleBinding "dev-edit/team-a" of ClusterRole "edit" to Group "dev"`) {
+		t.Errorf("reason %q", st.Reason)
+	}
+	if st := sar("default"); st.Allowed || st.Denied {
+		t.Errorf("default: %+v (RBAC has no opinion, it never denies)", st)
+	}
+	lsar, err := s.Client.AuthorizationV1().LocalSubjectAccessReviews("team-a").Create(ctx, &authorizationv1.LocalSubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: "alice", Groups: []string{"dev"}, ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "delete", Resource: "secrets", Namespace: "team-a"}}}, metav1.CreateOptions{})
+	if err != nil || !lsar.Status.Allowed {
+		t.Fatalf("LocalSubjectAccessReview: %+v %v", lsar, err)
+	}
+	_, err = s.Client.AuthorizationV1().LocalSubjectAccessReviews("team-a").Create(ctx, &authorizationv1.LocalSubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: "alice", ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "secrets", Namespace: "default"}}}, metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.resourceAttributes.namespace") {
+		t.Fatalf("namespace mismatch: want 422, got %v", err)
+	}
+
+	alice := userClient(t, s, "alice", "dev")
+	rules, err := alice.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "team-a"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resources, urls []string
+	for _, r := range rules.Status.ResourceRules {
+		resources = append(resources, r.Resources...)
+	}
+	for _, r := range rules.Status.NonResourceRules {
+		urls = append(urls, r.NonResourceURLs...)
+	}
+	if got := strings.Join(resources, ","); !strings.Contains(got, "configmaps") || !strings.Contains(got, "selfsubjectaccessreviews") {
+		t.Errorf("resource rules in team-a: %s", got)
+	}
+	if !strings.Contains(strings.Join(urls, ","), "/version") {
+		t.Errorf("non-resource rules: %v", urls)
+	}
+	rules, _ = alice.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx, &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: "default"}}, metav1.CreateOptions{})
+	for _, r := range rules.Status.ResourceRules {
+		if strings.Contains(strings.Join(r.Resources, ","), "configmaps") {
+			t.Errorf("alice has configmap rules in default: %+v", r)
+		}
+	}
+}

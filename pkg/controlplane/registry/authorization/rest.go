@@ -211,21 +211,32 @@ func decide(ctx context.Context, a authorizer.Authorizer, attrs authorizer.Attri
 	return status
 }
 
+// validateSubject: a review about someone else must say who.
+func validateSubject(spec authorizationv1.SubjectAccessReviewSpec) field.ErrorList {
+	if spec.User == "" && len(spec.Groups) == 0 {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "user"), spec.User, `at least one of user or group must be specified`)}
+	}
+	return nil
+}
+
+// specUser is the user a review asks about.
+func specUser(spec authorizationv1.SubjectAccessReviewSpec) user.Info {
+	u := &user.DefaultInfo{Name: spec.User, UID: spec.UID, Groups: spec.Groups, Extra: map[string][]string{}}
+	for k, v := range spec.Extra {
+		u.Extra[k] = v
+	}
+	return u
+}
+
 func subjectAccessReview(a authorizer.Authorizer) func(context.Context, *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
 	return func(ctx context.Context, r *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
 		spec := r.Spec
 		errs := validateAttributes(spec.ResourceAttributes, spec.NonResourceAttributes, field.NewPath("spec"))
-		if spec.User == "" && len(spec.Groups) == 0 {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "user"), spec.User, `at least one of user or group must be specified`))
-		}
+		errs = append(errs, validateSubject(spec)...)
 		if len(errs) > 0 {
 			return nil, invalid("SubjectAccessReview", r.Name, errs)
 		}
-		u := &user.DefaultInfo{Name: spec.User, UID: spec.UID, Groups: spec.Groups, Extra: map[string][]string{}}
-		for k, v := range spec.Extra {
-			u.Extra[k] = v
-		}
-		r.Status = decide(ctx, a, attributes(u, spec.ResourceAttributes, spec.NonResourceAttributes))
+		r.Status = decide(ctx, a, attributes(specUser(spec), spec.ResourceAttributes, spec.NonResourceAttributes))
 		return r, nil
 	}
 }
@@ -246,17 +257,11 @@ func localSubjectAccessReview(a authorizer.Authorizer) func(context.Context, *au
 		if spec.NonResourceAttributes != nil {
 			errs = append(errs, field.Invalid(field.NewPath("spec", "nonResourceAttributes"), spec.NonResourceAttributes, `disallowed on this kind of request`))
 		}
-		if spec.User == "" && len(spec.Groups) == 0 {
-			errs = append(errs, field.Invalid(field.NewPath("spec", "user"), spec.User, `at least one of user or group must be specified`))
-		}
+		errs = append(errs, validateSubject(spec)...)
 		if len(errs) > 0 {
 			return nil, invalid("LocalSubjectAccessReview", r.Name, errs)
 		}
-		u := &user.DefaultInfo{Name: spec.User, UID: spec.UID, Groups: spec.Groups, Extra: map[string][]string{}}
-		for k, v := range spec.Extra {
-			u.Extra[k] = v
-		}
-		r.Status = decide(ctx, a, attributes(u, spec.ResourceAttributes, nil))
+		r.Status = decide(ctx, a, attributes(specUser(spec), spec.ResourceAttributes, nil))
 		return r, nil
 	}
 }
