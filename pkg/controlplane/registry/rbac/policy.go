@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"context"
+	"errors"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -78,7 +79,7 @@ type escalation struct {
 	resolver *authrbac.Resolver
 }
 
-func forbidden(ctx context.Context, gr schema.GroupResource, obj runtime.Object, err error) error {
+func forbidden(gr schema.GroupResource, obj runtime.Object, err error) error {
 	name := ""
 	if m, merr := meta.Accessor(obj); merr == nil {
 		name = m.GetName()
@@ -99,12 +100,12 @@ func (e escalation) checkRole(gr schema.GroupResource) func(ctx context.Context,
 			rules = r.Rules
 		case *rbacv1.ClusterRole:
 			if r.AggregationRule != nil {
-				return forbidden(ctx, gr, obj, errorString("must have cluster-admin privileges to use the aggregationRule"))
+				return forbidden(gr, obj, errors.New("must have cluster-admin privileges to use the aggregationRule"))
 			}
 			rules = r.Rules
 		}
 		if err := authrbac.ConfirmNoEscalation(ctx, e.resolver, rules); err != nil {
-			return forbidden(ctx, gr, obj, err)
+			return forbidden(gr, obj, err)
 		}
 		return nil
 	}
@@ -136,15 +137,11 @@ func (e escalation) checkBinding(gr schema.GroupResource) func(ctx context.Conte
 			return err
 		}
 		if err := authrbac.ConfirmNoEscalation(ctx, e.resolver, rules); err != nil {
-			return forbidden(ctx, gr, obj, err)
+			return forbidden(gr, obj, err)
 		}
 		return nil
 	}
 }
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
 
 // storeResolver reads roles and bindings from this group's stores.
 type storeResolver struct {
