@@ -170,7 +170,7 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
 
-	tokens, err := o.Authentication.ServiceAccounts.New(satoken.NewGetter(c.Informers.Core().V1(), client))
+	tokens, err := o.Authentication.ServiceAccounts.New(func() satoken.Getter { return satoken.NewGetter(c.Informers.Core().V1(), client) })
 	if err != nil {
 		return nil, fmt.Errorf("service account tokens: %w", err)
 	}

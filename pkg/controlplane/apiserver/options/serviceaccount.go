@@ -108,8 +108,9 @@ type ServiceAccountTokens struct {
 }
 
 // New loads the keys and builds the token machinery; nil when service
-// account tokens are off. getter finds the objects tokens are bound to.
-func (o *ServiceAccountOptions) New(getter satoken.Getter) (*ServiceAccountTokens, error) {
+// account tokens are off. getter finds the objects tokens are bound to; it
+// is only called when tokens are on.
+func (o *ServiceAccountOptions) New(getter func() satoken.Getter) (*ServiceAccountTokens, error) {
 	if !o.Enabled() {
 		return nil, nil
 	}
@@ -131,7 +132,7 @@ func (o *ServiceAccountOptions) New(getter satoken.Getter) (*ServiceAccountToken
 	}
 	return &ServiceAccountTokens{
 		Issuer:        issuer,
-		Authenticator: satoken.NewAuthenticator(o.Issuers, keys, o.Audiences(), getter),
+		Authenticator: satoken.NewAuthenticator(o.Issuers, keys, o.Audiences(), getter()),
 		Discovery:     discovery,
 	}, nil
 }

@@ -11,16 +11,17 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 )
 
-// NewGetter reads from the informer caches and, for an object the cache
-// does not have (not yet synced, or just created), from the server.
+// NewGetter reads service accounts from the informer cache and, for one the
+// cache does not have (not yet synced, or just created), from the server.
+// Secrets, needed only for the rare secret-bound token, are always read
+// from the server, so the process does not cache every secret in memory.
 func NewGetter(informers coreinformers.Interface, client kubernetes.Interface) Getter {
-	return cachedGetter{sas: informers.ServiceAccounts().Lister(), secrets: informers.Secrets().Lister(), client: client}
+	return cachedGetter{sas: informers.ServiceAccounts().Lister(), client: client}
 }
 
 type cachedGetter struct {
-	sas     corelisters.ServiceAccountLister
-	secrets corelisters.SecretLister
-	client  kubernetes.Interface
+	sas    corelisters.ServiceAccountLister
+	client kubernetes.Interface
 }
 
 func (g cachedGetter) GetServiceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
@@ -32,9 +33,5 @@ func (g cachedGetter) GetServiceAccount(ctx context.Context, namespace, name str
 }
 
 func (g cachedGetter) GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	s, err := g.secrets.Secrets(namespace).Get(name)
-	if apierrors.IsNotFound(err) {
-		return g.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
-	}
-	return s, err
+	return g.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }
