@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/warning"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 )
@@ -78,7 +80,8 @@ func (r *TokenRequestREST) Create(ctx context.Context, name string, obj runtime.
 	if len(req.Spec.Audiences) == 0 {
 		req.Spec.Audiences = r.audiences
 	}
-	if errs := validateTokenRequest(req); len(errs) > 0 {
+	namespace, _ := genericapirequest.NamespaceFrom(ctx)
+	if errs := validateTokenRequest(req, name, namespace); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(authenticationv1.SchemeGroupVersion.WithKind("TokenRequest").GroupKind(), name, errs)
 	}
 	if createValidation != nil {
@@ -91,11 +94,15 @@ func (r *TokenRequestREST) Create(ctx context.Context, name string, obj runtime.
 		return nil, err
 	}
 	sa := saObj.(*corev1.ServiceAccount)
+	if req.UID != "" && req.UID != sa.UID {
+		return nil, apierrors.NewConflict(corev1.Resource("serviceaccounts"), name,
+			fmt.Errorf("the UID in the token request (%s) does not match the UID of the service account (%s)", req.UID, sa.UID))
+	}
 
 	var bound *corev1.Secret
 	if ref := req.Spec.BoundObjectRef; ref != nil {
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil || gv != corev1.SchemeGroupVersion || ref.Kind != "Secret" {
+		if err != nil || gv.Group != "" || ref.Kind != "Secret" {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to object of type %s, %s: only v1 Secrets are supported", name, ref.APIVersion, ref.Kind))
 		}
 		secretObj, err := r.secrets.Get(ctx, ref.Name, &metav1.GetOptions{})
@@ -109,18 +116,30 @@ func (r *TokenRequestREST) Create(ctx context.Context, name string, obj runtime.
 		}
 		req.Spec.BoundObjectRef.UID = bound.UID
 	}
-	if r.maxExpiration > 0 && *req.Spec.ExpirationSeconds > int64(r.maxExpiration.Seconds()) {
-		s := int64(r.maxExpiration.Seconds())
-		req.Spec.ExpirationSeconds = &s
+	if max := int64(r.maxExpiration.Seconds()); max > 0 && *req.Spec.ExpirationSeconds > max {
+		warning.AddWarning(ctx, "", fmt.Sprintf("requested expiration of %d seconds shortened to %d seconds", *req.Spec.ExpirationSeconds, max))
+		req.Spec.ExpirationSeconds = &max
 	}
+	// The response describes the service account the token is for.
+	req.Name, req.Namespace, req.UID = sa.Name, sa.Namespace, sa.UID
+	req.CreationTimestamp = metav1.Now()
+	req.Status = authenticationv1.TokenRequestStatus{}
 	if err := r.issuer.IssueToken(ctx, sa, bound, req); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
 	return req, nil
 }
 
-func validateTokenRequest(req *authenticationv1.TokenRequest) field.ErrorList {
+// validateTokenRequest checks the request for service account name in
+// namespace: its metadata, if set, must name that account.
+func validateTokenRequest(req *authenticationv1.TokenRequest, name, namespace string) field.ErrorList {
 	var errs field.ErrorList
+	if req.Name != "" && req.Name != name {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), req.Name, "must match the service account name if specified"))
+	}
+	if req.Namespace != "" && req.Namespace != namespace {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), req.Namespace, "must match the service account namespace if specified"))
+	}
 	fld := field.NewPath("spec", "expirationSeconds")
 	switch s := *req.Spec.ExpirationSeconds; {
 	case s < minTokenSeconds:
