@@ -196,6 +196,19 @@ func TestRBACEscalationPrevention(t *testing.T) {
 			t.Fatalf("forbidden update changed subjects: %v", got.Subjects)
 		}
 	})
+	t.Run("user points their own binding at a bigger role", func(t *testing.T) {
+		b, err := alice.RbacV1().RoleBindings("team-a").Get(ctx, "alice-admin", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.RoleRef.Name = "cluster-admin"
+		_, err = alice.RbacV1().RoleBindings("team-a").Update(ctx, b, metav1.UpdateOptions{})
+		forbidden(t, err, "is attempting to grant RBAC permissions not currently held")
+		got, _ := s.Client.RbacV1().RoleBindings("team-a").Get(ctx, "alice-admin", metav1.GetOptions{})
+		if got.RoleRef.Name != "admin" {
+			t.Fatalf("forbidden update changed the roleRef: %v", got.RoleRef)
+		}
+	})
 	t.Run("roleRef is immutable", func(t *testing.T) {
 		b, err := s.Client.RbacV1().RoleBindings("team-a").Get(ctx, "alice-admin", metav1.GetOptions{})
 		if err != nil {
