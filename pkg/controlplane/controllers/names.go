@@ -1,0 +1,13 @@
+package controllers
+
+// Names of gcp's controllers, as --controllers takes them; each runs with
+// the ServiceAccount kube-system/<ServiceAccount> (and its
+// system:controller:<ServiceAccount> ClusterRole) when service account
+// credentials are on.
+const (
+	NamespaceController      = "namespace-controller"
+	GarbageCollector         = "garbage-collector-controller"
+	ServiceAccountController = "serviceaccount-controller"
+	RootCACertPublisher      = "root-ca-certificate-publisher-controller"
+	ClusterRoleAggregation   = "clusterrole-aggregation-controller"
+)
