@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden --help and flag file
 // surface, in testdata/: a library bump that adds or drops a flag fails
 // here and shows the difference. Run `go test ./cmd/gcp -update` to accept.
 func TestHelpGolden(t *testing.T) {
-	for _, sub := range []string{"start", "apiserver", "etcd", "version"} {
+	for _, sub := range []string{"start", "apiserver", "controllers", "etcd", "version"} {
 		t.Run(sub, func(t *testing.T) {
 			root := newRoot(context.Background())
 			cmd, _, err := root.Find([]string{sub})

@@ -12,6 +12,7 @@ import (
 	"k8s.io/component-base/cli"
 
 	"github.com/gcp-project/gcp/commands/apiserver"
+	"github.com/gcp-project/gcp/commands/controllers"
 	"github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/commands/kubectl"
 	"github.com/gcp-project/gcp/commands/start"
@@ -42,6 +43,7 @@ func newRoot(ctx context.Context) *cobra.Command {
 	root.AddCommand(
 		start.NewCommand(ctx),
 		apiserver.NewCommand(ctx),
+		controllers.NewCommand(ctx),
 		etcd.NewCommand(ctx),
 		kubectl.NewCommand(start.DefaultDataDir),
 		version.NewCommand(),

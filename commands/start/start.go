@@ -36,13 +36,17 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	AddFlags(o, fss)
 	cmd := &cobra.Command{
 		Use:   "start",
-		Short: "Run etcd and the API server in one process",
+		Short: "Run etcd, the API server and the controllers in one process",
 		Long: "Run a whole gcp control plane in one process: an embedded etcd member reachable only through a unix socket " +
-			"in the data dir, and the API server. Certificates and admin.kubeconfig are created on the first start and reused.",
+			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			extra, err := layering.Generic().Extra()
+			stack := layering.Generic()
+			extra, err := stack.Extra()
 			if err != nil {
+				return err
+			}
+			if o.Controllers, err = stack.Controllers(); err != nil {
 				return err
 			}
 			cp, err := allinone.Start(ctx, *o, extra)

@@ -18,6 +18,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	authrbac "github.com/gcp-project/gcp/pkg/controlplane/auth/rbac"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/authentication"
@@ -61,6 +62,9 @@ type Layer struct {
 	// stack order. A stack without any authorizes "system:masters or
 	// nothing".
 	Authorizers []apiserver.AuthorizerFactory
+	// Controllers are the layer's controllers, run by `gcp controllers`
+	// and `gcp start`.
+	Controllers []controllers.Descriptor
 }
 
 // Stack is an ordered list of layers.
@@ -128,6 +132,23 @@ func (s Stack) Names() []string {
 		names[i] = l.Name
 	}
 	return names
+}
+
+// Controllers returns the controllers of every layer, failing on two with
+// one name.
+func (s Stack) Controllers() ([]controllers.Descriptor, error) {
+	var out []controllers.Descriptor
+	seen := map[string]string{}
+	for _, l := range s {
+		for _, d := range l.Controllers {
+			if other, ok := seen[d.Name]; ok {
+				return nil, fmt.Errorf("controller %q is in layers %q and %q", d.Name, other, l.Name)
+			}
+			seen[d.Name] = l.Name
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 // Extra merges the layers into the apiserver's composition settings. It

@@ -19,6 +19,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
@@ -35,6 +36,10 @@ type Options struct {
 	// APIServer, if set, is called on the apiserver options after gcp has
 	// filled in etcd, TLS and authentication, to adjust the rest.
 	APIServer func(*options.Options)
+	// Controllers run in the same process, as system:gcp-controllers with
+	// a service account per controller, without leader election (one
+	// process owns the data dir). None: no controllers.
+	Controllers []controllers.Descriptor
 }
 
 // NewOptions returns the defaults of `gcp start`.
@@ -182,20 +187,51 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 		return fail(fmt.Errorf("admin kubeconfig: %w", err))
 	}
 
+	var controllersCfg *controllers.Config
+	if len(o.Controllers) > 0 {
+		if controllersCfg, err = controllersConfig(dataDir, cp.URL, files, o.Controllers); err != nil {
+			_ = ln.Close()
+			return fail(err)
+		}
+	}
+
 	serverCtx, cancelServer := context.WithCancel(ctx)
 	go func() {
 		defer close(cp.done)
 		serverErr := make(chan error, 1)
 		go func() { serverErr <- prepared.Run(serverCtx) }()
+		// Controllers stop first (their context ends with the server's)
+		// and are waited for before etcd goes.
+		controllersCtx, cancelControllers := context.WithCancel(serverCtx)
+		var controllersErr chan error // nil without controllers: never ready
+		waitControllers := func() error {
+			if controllersErr == nil {
+				return nil
+			}
+			return <-controllersErr
+		}
+		if controllersCfg != nil {
+			controllersErr = make(chan error, 1)
+			go func() { controllersErr <- controllers.Run(controllersCtx, controllersCfg) }()
+		}
 		var errs []error
 		select {
 		case err := <-serverErr:
 			errs = append(errs, err)
+			cancelControllers()
+			errs = append(errs, waitControllers())
 		case err := <-store.Err():
 			errs = append(errs, fmt.Errorf("etcd: %w", err))
 			cancelServer()
+			errs = append(errs, waitControllers(), <-serverErr)
+		case err := <-controllersErr:
+			if err != nil {
+				errs = append(errs, fmt.Errorf("controllers: %w", err))
+			}
+			cancelServer()
 			errs = append(errs, <-serverErr)
 		}
+		cancelControllers()
 		cancelServer()
 		// Stop in reverse order: the API server has drained; now etcd and
 		// the data dir lock.
@@ -206,6 +242,27 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 		klog.V(1).InfoS("Control plane stopped", "dataDir", dataDir)
 	}()
 	return cp, nil
+}
+
+// ControllersKubeconfigName is the controllers' kubeconfig in the data dir.
+const ControllersKubeconfigName = "controllers.kubeconfig"
+
+// controllersConfig writes the controllers' kubeconfig and configures them
+// for running inside gcp start: no serving, no leader election.
+func controllersConfig(dataDir, url string, files *pki.Files, descriptors []controllers.Descriptor) (*controllers.Config, error) {
+	kubeconfig := filepath.Join(dataDir, ControllersKubeconfigName)
+	if err := pki.WriteKubeconfig(kubeconfig, url, files.CACert, files.ControllersCert, files.ControllersKey, "gcp"); err != nil {
+		return nil, fmt.Errorf("controllers kubeconfig: %w", err)
+	}
+	o := controllers.NewOptions(descriptors)
+	o.Kubeconfig = kubeconfig
+	o.SecureServing.BindPort = 0
+	o.Generic.LeaderElection.LeaderElect = false
+	cfg, err := o.Config()
+	if err != nil {
+		return nil, fmt.Errorf("controllers: %w", err)
+	}
+	return cfg, nil
 }
 
 // serverURL is the https URL clients reach the server at: the bind address,

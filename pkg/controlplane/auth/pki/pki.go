@@ -45,6 +45,9 @@ const (
 	// FrontProxyClientUser is the user name the aggregator presents to
 	// aggregated API servers, which allow it with --requestheader-allowed-names.
 	FrontProxyClientUser = "front-proxy-client"
+	// ControllersUser is the controller manager's user name; RBAC's
+	// bootstrap policy binds it (bootstrappolicy.ControllersUser).
+	ControllersUser = "system:gcp-controllers"
 )
 
 // Fixed subjects and lifetimes, so that separate gcp processes sharing a
@@ -89,6 +92,10 @@ type Files struct {
 	// AdminCert and AdminKey are a client certificate for user gcp-admin in
 	// group system:masters.
 	AdminCert, AdminKey string
+	// ControllersCert and ControllersKey are the controller manager's
+	// client certificate, user system:gcp-controllers (no groups: its
+	// rights come from RBAC's bootstrap policy).
+	ControllersCert, ControllersKey string
 
 	// FrontProxyCACert and FrontProxyCAKey are the CA for
 	// --requestheader-client-ca-file, kept apart from the cluster CA so that
@@ -120,6 +127,8 @@ func FilesIn(dir string) *Files {
 		ServingKey:              p("apiserver.key"),
 		AdminCert:               p("admin.crt"),
 		AdminKey:                p("admin.key"),
+		ControllersCert:         p("controllers.crt"),
+		ControllersKey:          p("controllers.key"),
 		FrontProxyCACert:        p("front-proxy-ca.crt"),
 		FrontProxyCAKey:         p("front-proxy-ca.key"),
 		FrontProxyClientCert:    p("front-proxy-client.crt"),
@@ -187,6 +196,11 @@ func Ensure(o Options) (*Files, error) {
 			certFile: f.AdminCert, keyFile: f.AdminKey,
 			commonName: AdminUser, organization: []string{MastersGroup},
 			usages: clientUsages,
+		}},
+		{ca, leafSpec{
+			certFile: f.ControllersCert, keyFile: f.ControllersKey,
+			commonName: ControllersUser,
+			usages:     clientUsages,
 		}},
 		{ca, leafSpec{
 			certFile: f.EtcdServerCert, keyFile: f.EtcdServerKey,

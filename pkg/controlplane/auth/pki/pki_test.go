@@ -30,12 +30,12 @@ func ensure(t *testing.T, o pki.Options) *pki.Files {
 
 // certFiles and keyFiles list every file Ensure manages, by kind.
 func certFiles(f *pki.Files) []string {
-	return []string{f.CACert, f.ServingCert, f.AdminCert, f.FrontProxyCACert, f.FrontProxyClientCert,
+	return []string{f.CACert, f.ServingCert, f.AdminCert, f.ControllersCert, f.FrontProxyCACert, f.FrontProxyClientCert,
 		f.EtcdServerCert, f.EtcdClientCert, f.ServiceAccountPublicKey}
 }
 
 func keyFiles(f *pki.Files) []string {
-	return []string{f.CAKey, f.ServingKey, f.AdminKey, f.FrontProxyCAKey, f.FrontProxyClientKey,
+	return []string{f.CAKey, f.ServingKey, f.AdminKey, f.ControllersKey, f.FrontProxyCAKey, f.FrontProxyClientKey,
 		f.EtcdServerKey, f.EtcdClientKey, f.ServiceAccountKey}
 }
 

@@ -8,10 +8,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 )
 
-// ControllersUser is the identity gcp's controllers authenticate as.
-const ControllersUser = "system:gcp-controllers"
+// ControllersUser is the identity gcp's controllers authenticate as (the
+// CN of the PKI's controllers certificate).
+const ControllersUser = pki.ControllersUser
 
 // Names of gcp's controllers; each runs as ServiceAccount kube-system/<name>
 // with ClusterRole system:controller:<name>.

@@ -1,0 +1,197 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/controller-manager/app"
+	"k8s.io/controller-manager/controller"
+	"k8s.io/controller-manager/pkg/clientbuilder"
+	controllerhealthz "k8s.io/controller-manager/pkg/healthz"
+	"k8s.io/controller-manager/pkg/informerfactory"
+	"k8s.io/klog/v2"
+)
+
+// Run serves health and metrics, waits for the API server, then (after
+// winning leader election, when it is on) builds and runs the enabled
+// controllers until ctx is done. It returns an error instead of exiting;
+// losing the lease while ctx is live is an error, so the process restarts
+// clean instead of running controllers twice.
+func Run(ctx context.Context, c *Config) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	healthzHandler := controllerhealthz.NewMutableHealthzHandler(healthz.PingHealthz)
+	var serving sync.WaitGroup
+	if c.SecureServing != nil {
+		handler := app.BuildHandlerChain(app.NewBaseHandler(&c.Generic.Debugging, healthzHandler), &c.Authorization, &c.Authentication)
+		_, stopped, err := c.SecureServing.Serve(handler, 0, ctx.Done())
+		if err != nil {
+			return fmt.Errorf("serving: %w", err)
+		}
+		serving.Add(1)
+		go func() { defer serving.Done(); <-stopped }()
+	}
+	defer serving.Wait()
+
+	root, err := kubernetes.NewForConfig(c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := waitForAPIServer(ctx, root); err != nil {
+		return err
+	}
+
+	run := func(ctx context.Context) error { return runControllers(ctx, c, root, healthzHandler) }
+	if !c.Generic.LeaderElection.LeaderElect {
+		return run(ctx)
+	}
+	return runLeaderElected(ctx, c, root, run)
+}
+
+// waitForAPIServer polls /healthz until the API server answers ok.
+func waitForAPIServer(ctx context.Context, client kubernetes.Interface) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var status int
+		last = client.Discovery().RESTClient().Get().AbsPath("/healthz").Do(ctx).StatusCode(&status).Error()
+		return status == 200, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the API server: %w (last: %v)", err, last)
+	}
+	return nil
+}
+
+// runLeaderElected runs run while holding the lease; cancelling ctx
+// releases the lease at once.
+func runLeaderElected(ctx context.Context, c *Config, client kubernetes.Interface, run func(context.Context) error) error {
+	host, _ := os.Hostname()
+	id := host + "_" + string(uuid.NewUUID())
+	le := c.Generic.LeaderElection
+	lock, err := resourcelock.New(le.ResourceLock, le.ResourceNamespace, le.ResourceName,
+		client.CoreV1(), client.CoordinationV1(), resourcelock.ResourceLockConfig{Identity: id})
+	if err != nil {
+		return fmt.Errorf("leader election lock: %w", err)
+	}
+	var runErr error
+	lost := false
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		LeaseDuration:   le.LeaseDuration.Duration,
+		RenewDeadline:   le.RenewDeadline.Duration,
+		RetryPeriod:     le.RetryPeriod.Duration,
+		ReleaseOnCancel: true,
+		Name:            le.ResourceName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				klog.InfoS("Leading, starting controllers", "identity", id)
+				runErr = run(ctx)
+			},
+			OnStoppedLeading: func() {
+				if ctx.Err() == nil {
+					lost = true
+				}
+			},
+		},
+	})
+	if lost {
+		return errors.New("leader election lost")
+	}
+	return runErr
+}
+
+// runControllers builds the enabled controllers, starts the informers
+// they registered, runs the controllers and waits for them to stop.
+func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, healthzHandler *controllerhealthz.MutableHealthzHandler) error {
+	var builder clientbuilder.ControllerClientBuilder = clientbuilder.SimpleControllerClientBuilder{ClientConfig: c.Kubeconfig}
+	if c.UseServiceAccountCredentials {
+		builder = clientbuilder.NewDynamicClientBuilder(c.Kubeconfig, root.CoreV1(), "kube-system")
+	}
+	resync := func() time.Duration {
+		min := c.Generic.MinResyncPeriod.Duration
+		return min + time.Duration(rand.Float64()*float64(min))
+	}
+	sharedClient := kubernetes.NewForConfigOrDie(c.Kubeconfig)
+	shared := informers.NewSharedInformerFactory(sharedClient, resync())
+	meta := metadatainformer.NewSharedInformerFactory(metadata.NewForConfigOrDie(c.Kubeconfig), resync())
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(root.Discovery()))
+	go wait.Until(mapper.Reset, 30*time.Second, ctx.Done())
+
+	started := make(chan struct{})
+	cc := Context{
+		ControllerContext: app.ControllerContext{
+			ClientBuilder:                   builder,
+			InformerFactory:                 shared,
+			ObjectOrMetadataInformerFactory: informerfactory.NewInformerFactory(shared, meta),
+			RESTMapper:                      mapper,
+			Stop:                            ctx.Done(),
+			InformersStarted:                started,
+			ResyncPeriod:                    resync,
+		},
+		RootCA: c.RootCA,
+	}
+
+	var disabled []string
+	for _, d := range c.Descriptors {
+		if d.DisabledByDefault {
+			disabled = append(disabled, d.Name)
+		}
+	}
+	var running []Controller
+	for _, d := range c.Descriptors {
+		if !app.IsControllerEnabled(d.Name, sets.NewString(disabled...), c.Generic.Controllers) {
+			klog.InfoS("Controller is disabled", "controller", d.Name)
+			continue
+		}
+		ctrl, err := d.New(ctx, cc)
+		if err != nil {
+			return fmt.Errorf("controller %s: %w", d.Name, err)
+		}
+		check := controllerhealthz.NamedPingChecker(d.Name)
+		if hc, ok := ctrl.(controller.HealthCheckable); ok && hc.HealthChecker() != nil {
+			check = controllerhealthz.NamedHealthChecker(d.Name, hc.HealthChecker())
+		}
+		healthzHandler.AddHealthChecker(check)
+		running = append(running, ctrl)
+	}
+
+	shared.Start(ctx.Done())
+	meta.Start(ctx.Done())
+	close(started)
+	defer shared.Shutdown()
+	defer meta.Shutdown()
+
+	var wg sync.WaitGroup
+	for _, ctrl := range running {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			klog.InfoS("Starting controller", "controller", ctrl.Name())
+			ctrl.Run(ctx)
+		}()
+		if d := c.Generic.ControllerStartInterval.Duration; d > 0 {
+			time.Sleep(d)
+		}
+	}
+	<-ctx.Done()
+	wg.Wait()
+	return nil
+}

@@ -1,0 +1,184 @@
+package controllers
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	cliflag "k8s.io/component-base/cli/flag"
+	cmconfig "k8s.io/controller-manager/config"
+	cmconfigv1alpha1 "k8s.io/controller-manager/config/v1alpha1"
+	cmoptions "k8s.io/controller-manager/options"
+)
+
+// DefaultSecurePort is where `gcp controllers` serves /healthz and
+// /metrics by default, kube-controller-manager's port.
+const DefaultSecurePort = 10257
+
+// LeaseName is the coordination.k8s.io Lease in kube-system the controller
+// managers elect a leader with.
+const LeaseName = "gcp-controllers"
+
+// Options are the flags of `gcp controllers`: k8s.io/controller-manager's
+// generic options (--controllers, leader election, client connection,
+// debugging), secure serving with delegated authentication and
+// authorization, and the controllers' credentials.
+type Options struct {
+	Generic        *cmoptions.GenericControllerManagerConfigurationOptions
+	SecureServing  *genericoptions.SecureServingOptionsWithLoopback
+	Authentication *genericoptions.DelegatingAuthenticationOptions
+	Authorization  *genericoptions.DelegatingAuthorizationOptions
+
+	// Kubeconfig is how the controller manager reaches the API server.
+	Kubeconfig string
+	// UseServiceAccountCredentials gives each controller its own service
+	// account (kube-system/<name>) and token, as upstream's flag does.
+	UseServiceAccountCredentials bool
+	// RootCAFile is the CA bundle published as kube-root-ca.crt; empty
+	// means the kubeconfig's CA.
+	RootCAFile string
+
+	// descriptors are the controllers the options choose from.
+	descriptors []Descriptor
+}
+
+// NewOptions returns the defaults for the given controllers.
+func NewOptions(descriptors []Descriptor) *Options {
+	var v1 cmconfigv1alpha1.GenericControllerManagerConfiguration
+	cmconfigv1alpha1.RecommendedDefaultGenericControllerManagerConfiguration(&v1)
+	generic := &cmconfig.GenericControllerManagerConfiguration{}
+	// The conversion functions of these types never use their scope.
+	_ = cmconfigv1alpha1.Convert_v1alpha1_GenericControllerManagerConfiguration_To_config_GenericControllerManagerConfiguration(&v1, generic, nil)
+	generic.LeaderElection.ResourceName = LeaseName
+	generic.LeaderElection.ResourceNamespace = "kube-system"
+	generic.ClientConnection.ContentType = "application/vnd.kubernetes.protobuf"
+	generic.ClientConnection.QPS, generic.ClientConnection.Burst = 50, 100
+
+	o := &Options{
+		Generic:                      cmoptions.NewGenericControllerManagerConfigurationOptions(generic),
+		SecureServing:                genericoptions.NewSecureServingOptions().WithLoopback(),
+		Authentication:               genericoptions.NewDelegatingAuthenticationOptions(),
+		Authorization:                genericoptions.NewDelegatingAuthorizationOptions(),
+		UseServiceAccountCredentials: true,
+		descriptors:                  descriptors,
+	}
+	o.SecureServing.BindPort = DefaultSecurePort
+	o.SecureServing.ServerCert.PairName = "gcp-controllers"
+	o.Authorization.WithAlwaysAllowPaths("/healthz", "/readyz", "/livez").WithAlwaysAllowGroups("system:masters")
+	return o
+}
+
+// names returns every controller name, the disabled-by-default ones and
+// the aliases, as k8s.io/controller-manager's options take them.
+func (o *Options) names() (all, disabled []string, aliases map[string]string) {
+	aliases = map[string]string{}
+	for _, d := range o.descriptors {
+		all = append(all, d.Name)
+		if d.DisabledByDefault {
+			disabled = append(disabled, d.Name)
+		}
+		for _, a := range d.Aliases {
+			aliases[a] = d.Name
+		}
+	}
+	slices.Sort(all)
+	slices.Sort(disabled)
+	return all, disabled, aliases
+}
+
+// AddFlags adds the flags in sections like kube-controller-manager's.
+func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
+	all, disabled, aliases := o.names()
+	o.Generic.AddFlags(fss, all, disabled, aliases)
+	o.SecureServing.AddFlags(fss.FlagSet("secure serving"))
+	o.Authentication.AddFlags(fss.FlagSet("authentication"))
+	o.Authorization.AddFlags(fss.FlagSet("authorization"))
+	fs := fss.FlagSet("misc")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file with the API server's address and the controller manager's credentials.")
+	fs.BoolVar(&o.UseServiceAccountCredentials, "use-service-account-credentials", o.UseServiceAccountCredentials,
+		"If true, each controller uses the token of its own service account in kube-system (and the RBAC role of that account); otherwise all use the kubeconfig's credentials.")
+	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published in every namespace as ConfigMap kube-root-ca.crt. Defaults to the kubeconfig's CA.")
+}
+
+// Config is the completed configuration Run takes.
+type Config struct {
+	Generic cmconfig.GenericControllerManagerConfiguration
+	// Kubeconfig is the manager's own client configuration.
+	Kubeconfig *rest.Config
+	// UseServiceAccountCredentials: see Options.
+	UseServiceAccountCredentials bool
+	// RootCA is the bundle published as kube-root-ca.crt.
+	RootCA []byte
+	// SecureServing is nil when serving is off (--secure-port=0).
+	SecureServing  *genericapiserver.SecureServingInfo
+	Authentication genericapiserver.AuthenticationInfo
+	Authorization  genericapiserver.AuthorizationInfo
+	// Descriptors are every known controller; Generic.Controllers says
+	// which run.
+	Descriptors []Descriptor
+}
+
+// Config validates the options and builds the configuration.
+func (o *Options) Config() (*Config, error) {
+	all, disabled, aliases := o.names()
+	var errs []error
+	errs = append(errs, o.Generic.Validate(all, disabled, aliases)...)
+	errs = append(errs, o.SecureServing.Validate()...)
+	if o.Kubeconfig == "" {
+		errs = append(errs, errors.New("--kubeconfig is required"))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	c := &Config{UseServiceAccountCredentials: o.UseServiceAccountCredentials, Descriptors: o.descriptors}
+	if err := o.Generic.ApplyTo(&c.Generic, all, disabled, aliases); err != nil {
+		return nil, err
+	}
+	kc, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	kc.ContentType = c.Generic.ClientConnection.ContentType
+	kc.QPS, kc.Burst = c.Generic.ClientConnection.QPS, int(c.Generic.ClientConnection.Burst)
+	c.Kubeconfig = kc
+	c.RootCA = kc.CAData
+	if kc.CAFile != "" && len(c.RootCA) == 0 {
+		if c.RootCA, err = os.ReadFile(kc.CAFile); err != nil {
+			return nil, fmt.Errorf("--kubeconfig CA: %w", err)
+		}
+	}
+	if o.RootCAFile != "" {
+		if c.RootCA, err = os.ReadFile(o.RootCAFile); err != nil {
+			return nil, fmt.Errorf("--root-ca-file: %w", err)
+		}
+	}
+	if o.SecureServing.BindPort != 0 {
+		if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, nil); err != nil {
+			return nil, fmt.Errorf("secure serving: %w", err)
+		}
+		var loopback *rest.Config
+		if err := o.SecureServing.ApplyTo(&c.SecureServing, &loopback); err != nil {
+			return nil, fmt.Errorf("secure serving: %w", err)
+		}
+		// Delegated authentication and authorization ask the API server
+		// the controller manager talks to.
+		if o.Authentication.RemoteKubeConfigFile == "" {
+			o.Authentication.RemoteKubeConfigFile = o.Kubeconfig
+		}
+		if o.Authorization.RemoteKubeConfigFile == "" {
+			o.Authorization.RemoteKubeConfigFile = o.Kubeconfig
+		}
+		if err := o.Authentication.ApplyTo(&c.Authentication, c.SecureServing, nil); err != nil {
+			return nil, fmt.Errorf("authentication: %w", err)
+		}
+		if err := o.Authorization.ApplyTo(&c.Authorization); err != nil {
+			return nil, fmt.Errorf("authorization: %w", err)
+		}
+	}
+	return c, nil
+}
