@@ -187,9 +187,16 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 		return fail(fmt.Errorf("admin kubeconfig: %w", err))
 	}
 
+	// The controllers' kubeconfig is written even without controllers here,
+	// for a `gcp controllers` run against this control plane.
+	controllersKubeconfig := filepath.Join(dataDir, ControllersKubeconfigName)
+	if err := pki.WriteKubeconfig(controllersKubeconfig, cp.URL, files.CACert, files.ControllersCert, files.ControllersKey, "gcp"); err != nil {
+		_ = ln.Close()
+		return fail(fmt.Errorf("controllers kubeconfig: %w", err))
+	}
 	var controllersCfg *controllers.Config
 	if len(o.Controllers) > 0 {
-		if controllersCfg, err = controllersConfig(dataDir, cp.URL, files, o.Controllers); err != nil {
+		if controllersCfg, err = controllersConfig(controllersKubeconfig, o.Controllers); err != nil {
 			_ = ln.Close()
 			return fail(err)
 		}
@@ -247,13 +254,9 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 // ControllersKubeconfigName is the controllers' kubeconfig in the data dir.
 const ControllersKubeconfigName = "controllers.kubeconfig"
 
-// controllersConfig writes the controllers' kubeconfig and configures them
-// for running inside gcp start: no serving, no leader election.
-func controllersConfig(dataDir, url string, files *pki.Files, descriptors []controllers.Descriptor) (*controllers.Config, error) {
-	kubeconfig := filepath.Join(dataDir, ControllersKubeconfigName)
-	if err := pki.WriteKubeconfig(kubeconfig, url, files.CACert, files.ControllersCert, files.ControllersKey, "gcp"); err != nil {
-		return nil, fmt.Errorf("controllers kubeconfig: %w", err)
-	}
+// controllersConfig configures the controllers for running inside gcp
+// start: no serving, no leader election.
+func controllersConfig(kubeconfig string, descriptors []controllers.Descriptor) (*controllers.Config, error) {
 	o := controllers.NewOptions(descriptors)
 	o.Kubeconfig = kubeconfig
 	o.SecureServing.BindPort = 0

@@ -237,9 +237,17 @@ func NamespaceRoles() map[string][]rbacv1.Role {
 
 // NamespaceRoleBindings returns the default RoleBindings by namespace.
 func NamespaceRoleBindings() map[string][]rbacv1.RoleBinding {
-	b := rbacv1.RoleBinding{ObjectMeta: objectMeta("system::leader-locking-gcp-controllers", nil),
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "system::leader-locking-gcp-controllers"},
-		Subjects: []rbacv1.Subject{userSubject(ControllersUser)}}
-	b.Namespace = "kube-system"
-	return map[string][]rbacv1.RoleBinding{"kube-system": {b}}
+	binding := func(name, role string) rbacv1.RoleBinding {
+		b := rbacv1.RoleBinding{ObjectMeta: objectMeta(name, nil),
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role},
+			Subjects: []rbacv1.Subject{userSubject(ControllersUser)}}
+		b.Namespace = "kube-system"
+		return b
+	}
+	return map[string][]rbacv1.RoleBinding{"kube-system": {
+		binding("system::leader-locking-gcp-controllers", "system::leader-locking-gcp-controllers"),
+		// The controller manager authenticates its /metrics clients with the
+		// client CA published there, as kube-controller-manager does.
+		binding("system::extension-apiserver-authentication-reader", extensionAuthenticationRead),
+	}}
 }
