@@ -3,12 +3,15 @@ package bootstrappolicy
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/component-helpers/auth/rbac/reconciliation"
 	"k8s.io/klog/v2"
 )
@@ -17,94 +20,176 @@ import (
 // not ready until it has succeeded.
 const HookName = "rbac/bootstrap-roles"
 
+const (
+	hookInterval = time.Second
+	hookTimeout  = 30 * time.Second
+)
+
 // Hook reconciles the bootstrap policy through the loopback client,
-// retrying every second for up to 30 seconds (the server may still be
-// settling, kube-system may not exist yet).
+// retrying the whole pass every second for up to 30 seconds (storage may
+// still be settling, kube-system may not exist yet). It fails the start if
+// the policy could not be reconciled by then.
 func Hook(hookCtx genericapiserver.PostStartHookContext) error {
 	client, err := kubernetes.NewForConfig(hookCtx.LoopbackClientConfig)
 	if err != nil {
-		return err
+		return fmt.Errorf("bootstrap RBAC policy: %w", err)
 	}
+	return reconcileUntil(hookCtx, client, hookInterval, hookTimeout)
+}
+
+// reconcileUntil runs Reconcile every interval until a pass succeeds,
+// ctx ends or timeout passes.
+func reconcileUntil(ctx context.Context, client kubernetes.Interface, interval, timeout time.Duration) error {
 	var lastErr error
-	err = wait.PollUntilContextTimeout(hookCtx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		lastErr = Reconcile(ctx, client)
-		if lastErr != nil {
-			klog.V(2).InfoS("Reconciling the bootstrap RBAC policy, will retry", "err", lastErr)
+	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		err := Reconcile(ctx, client)
+		if err == nil {
+			return true, nil
 		}
-		return lastErr == nil, nil
+		// A pass cut short by the deadline says less than the one before.
+		if ctx.Err() == nil || lastErr == nil {
+			lastErr = err
+		}
+		klog.V(2).InfoS("Reconciling the bootstrap RBAC policy failed, will retry", "err", err)
+		return false, nil
 	})
 	if err != nil && lastErr != nil {
-		return fmt.Errorf("reconciling the bootstrap RBAC policy: %w", lastErr)
+		return fmt.Errorf("unable to reconcile the bootstrap RBAC policy: %w", lastErr)
 	}
-	return err
+	if err != nil {
+		return fmt.Errorf("unable to reconcile the bootstrap RBAC policy: %w", err)
+	}
+	return nil
 }
 
 // Reconcile makes one pass over the policy: missing objects are created,
-// missing rules and subjects added; what users added stays, and objects
-// annotated rbac.authorization.kubernetes.io/autoupdate=false are left
-// alone.
+// missing rules, aggregation selectors and subjects added. Nothing users
+// added is removed, no object is deleted, and objects annotated
+// rbac.authorization.kubernetes.io/autoupdate=false are left alone. It
+// goes on past failures and returns them all.
 func Reconcile(ctx context.Context, client kubernetes.Interface) error {
-	var errs []error
-	report := func(kind, name string, op reconciliation.ReconcileOperation, protected bool, err error) {
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("%s %s: %w", kind, name, err))
-		case protected && op != reconciliation.ReconcileNone:
-			klog.InfoS("Bootstrap RBAC object is protected from updates (autoupdate=false)", "kind", kind, "name", name)
-		case op != reconciliation.ReconcileNone:
-			klog.V(2).InfoS("Reconciled bootstrap RBAC object", "kind", kind, "name", name, "operation", op)
-		}
-	}
+	p := &pass{ctx: ctx}
 	rbac := client.RbacV1()
+	namespaces := client.CoreV1().Namespaces()
+
 	for _, role := range ClusterRoles() {
-		r, err := (&reconciliation.ReconcileRoleOptions{
-			Role:    reconciliation.ClusterRoleRuleOwner{ClusterRole: &role},
-			Client:  reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()},
-			Confirm: true,
-		}).Run()
-		report("ClusterRole", role.Name, op(r), r != nil && r.Protected, err)
+		p.role("clusterrole", "", role.Name, &reconciliation.ReconcileRoleOptions{
+			Role:   reconciliation.ClusterRoleRuleOwner{ClusterRole: &role},
+			Client: reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()},
+		})
 	}
-	for _, b := range ClusterRoleBindings() {
-		r, err := (&reconciliation.ReconcileRoleBindingOptions{
-			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &b},
+	for _, binding := range ClusterRoleBindings() {
+		p.binding("clusterrolebinding", "", binding.Name, &reconciliation.ReconcileRoleBindingOptions{
+			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &binding},
 			Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()},
-			Confirm:     true,
-		}).Run()
-		report("ClusterRoleBinding", b.Name, bindingOp(r), r != nil && r.Protected, err)
+		})
 	}
-	for _, roles := range NamespaceRoles() {
-		for _, role := range roles {
-			r, err := (&reconciliation.ReconcileRoleOptions{
-				Role:    reconciliation.RoleRuleOwner{Role: &role},
-				Client:  reconciliation.RoleModifier{Client: rbac, NamespaceClient: client.CoreV1().Namespaces()},
-				Confirm: true,
-			}).Run()
-			report("Role", role.Namespace+"/"+role.Name, op(r), r != nil && r.Protected, err)
+	// The namespaced objects go to kube-system, which the modifiers create
+	// when it is missing; if that fails the next pass retries.
+	roles := NamespaceRoles()
+	for _, ns := range sortedKeys(roles) {
+		for _, role := range roles[ns] {
+			p.role("role", ns, role.Name, &reconciliation.ReconcileRoleOptions{
+				Role:   reconciliation.RoleRuleOwner{Role: &role},
+				Client: reconciliation.RoleModifier{Client: rbac, NamespaceClient: namespaces},
+			})
 		}
 	}
-	for _, bindings := range NamespaceRoleBindings() {
-		for _, b := range bindings {
-			r, err := (&reconciliation.ReconcileRoleBindingOptions{
-				RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &b},
-				Client:      reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: client.CoreV1().Namespaces()},
-				Confirm:     true,
-			}).Run()
-			report("RoleBinding", b.Namespace+"/"+b.Name, bindingOp(r), r != nil && r.Protected, err)
+	bindings := NamespaceRoleBindings()
+	for _, ns := range sortedKeys(bindings) {
+		for _, binding := range bindings[ns] {
+			p.binding("rolebinding", ns, binding.Name, &reconciliation.ReconcileRoleBindingOptions{
+				RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &binding},
+				Client:      reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: namespaces},
+			})
 		}
 	}
-	return utilerrors.NewAggregate(errs)
+
+	if p.interrupted {
+		p.errs = append(p.errs, fmt.Errorf("reconciling interrupted: %w", ctx.Err()))
+	}
+	if len(p.created)+len(p.updated) > 0 {
+		klog.InfoS("Reconciled the bootstrap RBAC policy", "created", p.created, "updated", p.updated)
+	}
+	return utilerrors.NewAggregate(p.errs)
 }
 
-func op(r *reconciliation.ReconcileClusterRoleResult) reconciliation.ReconcileOperation {
-	if r == nil {
-		return reconciliation.ReconcileNone
-	}
-	return r.Operation
+// pass accumulates the outcome of one Reconcile.
+type pass struct {
+	ctx              context.Context
+	interrupted      bool
+	created, updated []string
+	errs             []error
 }
 
-func bindingOp(r *reconciliation.ReconcileClusterRoleBindingResult) reconciliation.ReconcileOperation {
-	if r == nil {
-		return reconciliation.ReconcileNone
+func (p *pass) role(kind, namespace, name string, opts *reconciliation.ReconcileRoleOptions) {
+	opts.Confirm = true
+	opts.RemoveExtraPermissions = false
+	p.run(kind, namespace, name, func() (reconciliation.ReconcileOperation, bool, any, error) {
+		r, err := opts.Run()
+		if err != nil {
+			return "", false, nil, err
+		}
+		return r.Operation, r.Protected, r.MissingRules, nil
+	})
+}
+
+func (p *pass) binding(kind, namespace, name string, opts *reconciliation.ReconcileRoleBindingOptions) {
+	opts.Confirm = true
+	opts.RemoveExtraSubjects = false
+	p.run(kind, namespace, name, func() (reconciliation.ReconcileOperation, bool, any, error) {
+		r, err := opts.Run()
+		if err != nil {
+			return "", false, nil, err
+		}
+		return r.Operation, r.Protected, r.MissingSubjects, nil
+	})
+}
+
+// run reconciles one object, retrying conflicts (another server or the
+// aggregation controller updating it) and unavailability, and records the
+// outcome.
+func (p *pass) run(kind, namespace, name string, once func() (reconciliation.ReconcileOperation, bool, any, error)) {
+	ref := kind + ".rbac.authorization.k8s.io/" + name
+	if namespace != "" {
+		ref = kind + ".rbac.authorization.k8s.io/" + namespace + "/" + name
 	}
-	return r.Operation
+	if p.ctx.Err() != nil {
+		p.interrupted = true
+		return
+	}
+	err := retry.OnError(retry.DefaultBackoff, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsServiceUnavailable(err)
+	}, func() error {
+		op, protected, missing, err := once()
+		if err != nil {
+			return err
+		}
+		switch {
+		case protected && op != reconciliation.ReconcileNone:
+			klog.InfoS("Skipped a bootstrap RBAC object protected by autoupdate=false", "object", ref, "missing", missing)
+		case op == reconciliation.ReconcileCreate:
+			klog.V(2).InfoS("Created a bootstrap RBAC object", "object", ref)
+			p.created = append(p.created, ref)
+		case op == reconciliation.ReconcileRecreate:
+			klog.V(2).InfoS("Recreated a bootstrap RBAC object with a new roleRef", "object", ref)
+			p.updated = append(p.updated, ref)
+		case op == reconciliation.ReconcileUpdate:
+			klog.V(2).InfoS("Updated a bootstrap RBAC object", "object", ref, "added", missing)
+			p.updated = append(p.updated, ref)
+		}
+		return nil
+	})
+	if err != nil {
+		p.errs = append(p.errs, fmt.Errorf("%s: %w", ref, err))
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
