@@ -20,6 +20,10 @@ import (
 	authrbac "github.com/gcp-project/gcp/pkg/controlplane/auth/rbac"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/clusterroleaggregation"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/namespace"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/rootcacertpublisher"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/serviceaccount"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/authentication"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/authorization"
@@ -77,6 +81,11 @@ func Generic() Stack {
 			Name:           Core,
 			APIGroups:      []registry.APIGroup{core.APIGroup{}},
 			PostStartHooks: map[string]genericapiserver.PostStartHookFunc{core.SystemNamespacesHookName: core.SystemNamespacesHook},
+			Controllers: []controllers.Descriptor{
+				namespace.Descriptor(),
+				serviceaccount.Descriptor(),
+				rootcacertpublisher.Descriptor(),
+			},
 		},
 		{Name: Events, APIGroups: []registry.APIGroup{events.APIGroup{}}},
 		RBACLayer(),
@@ -96,6 +105,7 @@ func RBACLayer() Layer {
 		Name:           RBAC,
 		APIGroups:      []registry.APIGroup{rbac.APIGroup{}},
 		PostStartHooks: map[string]genericapiserver.PostStartHookFunc{bootstrappolicy.HookName: bootstrappolicy.Hook},
+		Controllers:    []controllers.Descriptor{clusterroleaggregation.Descriptor()},
 		Authorizers: []apiserver.AuthorizerFactory{func(informers clientgoinformers.SharedInformerFactory) (options.NamedAuthorizer, error) {
 			a, err := authrbac.NewFromInformers(informers.Rbac().V1())
 			if err != nil {

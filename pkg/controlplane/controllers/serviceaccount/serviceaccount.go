@@ -1,0 +1,180 @@
+// Package serviceaccount is the controller that gives every active
+// namespace a ServiceAccount named "default", creating it with the
+// namespace and again whenever it is deleted.
+package serviceaccount
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+)
+
+// DefaultName is the name of the ServiceAccount ensured in every namespace.
+const DefaultName = "default"
+
+// workers is how many namespaces are synced at once.
+const workers = 2
+
+// Descriptor describes the controller for the controller manager.
+func Descriptor() controllers.Descriptor {
+	return controllers.Descriptor{
+		Name:    controllers.ServiceAccountController,
+		Aliases: []string{"serviceaccount"},
+		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
+			client := c.ClientBuilder.ClientOrDie(bootstrappolicy.ServiceAccountController)
+			core := c.InformerFactory.Core().V1()
+			return New(core.Namespaces(), core.ServiceAccounts(), client)
+		},
+	}
+}
+
+// Controller ensures ServiceAccount "default" in every active namespace.
+type Controller struct {
+	client   kubernetes.Interface
+	nsLister corelisters.NamespaceLister
+	saLister corelisters.ServiceAccountLister
+	synced   []cache.InformerSynced
+	queue    workqueue.TypedRateLimitingInterface[string]
+}
+
+// New registers the controller's handlers on the informers; it does not
+// start them.
+func New(namespaces coreinformers.NamespaceInformer, serviceAccounts coreinformers.ServiceAccountInformer, client kubernetes.Interface) (*Controller, error) {
+	c := &Controller{
+		client:   client,
+		nsLister: namespaces.Lister(),
+		saLister: serviceAccounts.Lister(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "serviceaccount"},
+		),
+	}
+	nsReg, err := namespaces.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if ns, ok := obj.(*corev1.Namespace); ok {
+				c.queue.Add(ns.Name)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			// Resyncs land here too, which heals anything missed.
+			if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase == corev1.NamespaceActive {
+				c.queue.Add(ns.Name)
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("namespace informer: %w", err)
+	}
+	saReg, err := serviceAccounts.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			sa, ok := obj.(*corev1.ServiceAccount)
+			if !ok {
+				utilruntime.HandleError(fmt.Errorf("serviceaccount controller: unexpected deleted object %T", obj))
+				return
+			}
+			if sa.Name == DefaultName {
+				c.queue.Add(sa.Namespace)
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("serviceaccount informer: %w", err)
+	}
+	c.synced = []cache.InformerSynced{nsReg.HasSynced, saReg.HasSynced}
+	return c, nil
+}
+
+// Name implements controllers.Controller.
+func (c *Controller) Name() string { return controllers.ServiceAccountController }
+
+// Run works until ctx is done.
+func (c *Controller) Run(ctx context.Context) {
+	defer utilruntime.HandleCrash()
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting service account controller")
+
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down service account controller")
+		c.queue.ShutDown()
+		wg.Wait()
+	}()
+	if !cache.WaitForNamedCacheSync(c.Name(), ctx.Done(), c.synced...) {
+		return
+	}
+	for range workers {
+		wg.Go(func() {
+			wait.UntilWithContext(ctx, func(ctx context.Context) {
+				for c.processNext(ctx) {
+				}
+			}, time.Second)
+		})
+	}
+	<-ctx.Done()
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	ns, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(ns)
+	if err := c.sync(ctx, ns); err != nil {
+		utilruntime.HandleErrorWithContext(ctx, err, "Ensuring the default service account failed", "namespace", ns)
+		c.queue.AddRateLimited(ns)
+		return true
+	}
+	c.queue.Forget(ns)
+	return true
+}
+
+// sync creates the default ServiceAccount in namespace name if it is
+// active and the account is missing.
+func (c *Controller) sync(ctx context.Context, name string) error {
+	ns, err := c.nsLister.Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ns.Status.Phase != corev1.NamespaceActive {
+		return nil
+	}
+	_, err = c.saLister.ServiceAccounts(name).Get(DefaultName)
+	if err == nil || !apierrors.IsNotFound(err) {
+		return err
+	}
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: DefaultName, Namespace: name}}
+	_, err = c.client.CoreV1().ServiceAccounts(name).Create(ctx, sa, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		klog.FromContext(ctx).V(2).Info("Created the default service account", "namespace", name)
+		return nil
+	case apierrors.IsAlreadyExists(err),
+		// The namespace began terminating after the cache saw it.
+		apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		return nil
+	default:
+		return err
+	}
+}

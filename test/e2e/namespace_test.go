@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const gadgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+// eventuallyOut polls kubectl args until check holds for the output.
+func (a *allInOne) eventually(t *testing.T, what string, timeout time.Duration, check func(out string, err error) bool, args ...string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out, err := a.kubectlErr(args...)
+		if check(out, err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: timed out; last output (%v):\n%s", what, err, out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func notFound(out string, err error) bool { return err != nil && strings.Contains(out, "NotFound") }
+
+// TestNamespaceLifecycleWithKubectl: a new namespace gets its default
+// ServiceAccount and kube-root-ca.crt; deleting it removes everything in it,
+// custom resources of two CRDs included, then the namespace itself.
+func TestNamespaceLifecycleWithKubectl(t *testing.T) {
+	t.Parallel()
+	a := startAllInOne(t, t.TempDir())
+	a.apply(widgetCRD+"---\n"+gadgetCRD, "apply", "-f", "-")
+	a.kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", "crd/gadgets.example.com", "--timeout=60s")
+
+	a.kubectl("create", "namespace", "demo")
+	a.eventually(t, "default service account", 10*time.Second, func(_ string, err error) bool { return err == nil }, "-n", "demo", "get", "serviceaccount", "default")
+	a.eventually(t, "kube-root-ca.crt", 10*time.Second, func(out string, err error) bool { return err == nil && strings.Contains(out, "BEGIN CERTIFICATE") },
+		"-n", "demo", "get", "configmap", "kube-root-ca.crt", "-o", "jsonpath={.data.ca\\.crt}")
+
+	a.kubectl("-n", "demo", "create", "configmap", "c1", "--from-literal=k=v")
+	a.kubectl("-n", "demo", "create", "secret", "generic", "s1", "--from-literal=k=v")
+	a.apply(`apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: l1, namespace: demo}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1, namespace: demo}
+spec: {size: 1}
+---
+apiVersion: example.com/v1
+kind: Gadget
+metadata: {name: g1, namespace: demo, finalizers: [example.com/hold]}
+`, "apply", "-f", "-")
+
+	a.kubectl("delete", "namespace", "demo", "--wait=false")
+	// The finalizer holds the namespace, and the namespace says why.
+	a.eventually(t, "NamespaceFinalizersRemaining", 30*time.Second, func(out string, _ error) bool { return strings.Contains(out, "example.com/hold") },
+		"get", "namespace", "demo", "-o", `jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].message}`)
+	for _, r := range []string{"configmap/c1", "secret/s1", "lease/l1", "widget/w1"} {
+		a.eventually(t, r+" deleted", 30*time.Second, notFound, "-n", "demo", "get", r)
+	}
+	a.kubectl("-n", "demo", "patch", "gadget", "g1", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	a.eventually(t, "namespace gone", 30*time.Second, notFound, "get", "namespace", "demo")
+}
