@@ -95,6 +95,14 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter)
 	if err != nil {
 		return nil, err
 	}
+	// An update of a namespace being deleted (a status or finalize write)
+	// deletes it only once spec.finalizers is empty too, not as soon as
+	// metadata.finalizers is: the namespace controller still has to empty
+	// it. Subresources copy the store, so they get this as well.
+	store.ShouldDeleteDuringUpdate = func(ctx context.Context, key string, obj, existing runtime.Object) bool {
+		ns, ok := obj.(*corev1.Namespace)
+		return ok && len(ns.Spec.Finalizers) == 0 && genericregistry.ShouldDeleteDuringUpdate(ctx, key, obj, existing)
+	}
 
 	statusStrategy := *main.Strategy
 	statusStrategy.PrepareUpdateFn = func(_ context.Context, ns, old *corev1.Namespace) { ns.Spec = old.Spec }
