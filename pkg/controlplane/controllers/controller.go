@@ -40,6 +40,6 @@ type Descriptor struct {
 	DisabledByDefault bool
 	// New builds the controller; it must not start informers or work
 	// before Run. A client for the controller's own identity comes from
-	// c.ClientBuilder.ClientOrDie(<its service account name>).
+	// c.ClientBuilder.Client(<its service account name>).
 	New func(ctx context.Context, c Context) (Controller, error)
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
@@ -123,7 +124,9 @@ func runLeaderElected(ctx context.Context, c *Config, client kubernetes.Interfac
 func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, healthzHandler *controllerhealthz.MutableHealthzHandler) error {
 	var builder clientbuilder.ControllerClientBuilder = clientbuilder.SimpleControllerClientBuilder{ClientConfig: c.Kubeconfig}
 	if c.UseServiceAccountCredentials {
-		builder = clientbuilder.NewDynamicClientBuilder(c.Kubeconfig, root.CoreV1(), "kube-system")
+		// Without the manager's own client certificate: the API server
+		// would authenticate that before the service account token.
+		builder = clientbuilder.NewDynamicClientBuilder(rest.AnonymousClientConfig(c.Kubeconfig), root.CoreV1(), "kube-system")
 	}
 	resync := func() time.Duration {
 		min := c.Generic.MinResyncPeriod.Duration

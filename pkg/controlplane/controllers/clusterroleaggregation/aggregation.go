@@ -44,7 +44,10 @@ func Descriptor() controllers.Descriptor {
 		Name:    controllers.ClusterRoleAggregation,
 		Aliases: []string{"clusterrole-aggregation"},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
-			client := c.ClientBuilder.ClientOrDie(bootstrappolicy.ClusterRoleAggregation)
+			client, err := c.ClientBuilder.Client(bootstrappolicy.ClusterRoleAggregation)
+			if err != nil {
+				return nil, fmt.Errorf("client for %s: %w", bootstrappolicy.ClusterRoleAggregation, err)
+			}
 			return New(c.InformerFactory.Rbac().V1().ClusterRoles(), client.RbacV1())
 		},
 	}

@@ -54,7 +54,10 @@ func Descriptor() controllers.Descriptor {
 			if len(c.RootCA) == 0 {
 				return nil, errors.New("no root CA bundle to publish (set --root-ca-file, or disable the controller)")
 			}
-			client := c.ClientBuilder.ClientOrDie(bootstrappolicy.RootCACertPublisher)
+			client, err := c.ClientBuilder.Client(bootstrappolicy.RootCACertPublisher)
+			if err != nil {
+				return nil, fmt.Errorf("client for %s: %w", bootstrappolicy.RootCACertPublisher, err)
+			}
 			return New(c.InformerFactory, client, c.RootCA)
 		},
 	}

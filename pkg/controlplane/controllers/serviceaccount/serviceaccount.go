@@ -37,7 +37,10 @@ func Descriptor() controllers.Descriptor {
 		Name:    controllers.ServiceAccountController,
 		Aliases: []string{"serviceaccount"},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
-			client := c.ClientBuilder.ClientOrDie(bootstrappolicy.ServiceAccountController)
+			client, err := c.ClientBuilder.Client(bootstrappolicy.ServiceAccountController)
+			if err != nil {
+				return nil, fmt.Errorf("client for %s: %w", bootstrappolicy.ServiceAccountController, err)
+			}
 			core := c.InformerFactory.Core().V1()
 			return New(core.Namespaces(), core.ServiceAccounts(), client)
 		},
