@@ -21,6 +21,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/clusterroleaggregation"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/garbagecollector"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/namespace"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/rootcacertpublisher"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/serviceaccount"
@@ -83,6 +84,7 @@ func Generic() Stack {
 			PostStartHooks: map[string]genericapiserver.PostStartHookFunc{core.SystemNamespacesHookName: core.SystemNamespacesHook},
 			Controllers: []controllers.Descriptor{
 				namespace.Descriptor(),
+				garbagecollector.Descriptor(),
 				serviceaccount.Descriptor(),
 				rootcacertpublisher.Descriptor(),
 			},

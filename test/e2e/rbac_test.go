@@ -101,13 +101,17 @@ func TestRBACWithKubectl(t *testing.T) {
 	}
 
 	// Bootstrap policy is reconciled at every start and keeps what users
-	// added to the default roles.
-	a.kubectl("patch", "clusterrole", "edit", "--type=json", "-p", `[{"op":"add","path":"/rules/-","value":{"apiGroups":["example.com"],"resources":["widgets"],"verbs":["get"]}}]`)
+	// added to the default roles. (Rules added to an aggregated role such
+	// as edit are replaced by the aggregation controller, as upstream;
+	// system:aggregate-to-edit is where additions go.)
+	a.kubectl("patch", "clusterrole", "system:aggregate-to-edit", "--type=json", "-p", `[{"op":"add","path":"/rules/-","value":{"apiGroups":["example.com"],"resources":["widgets"],"verbs":["get"]}}]`)
 	a.kubectl("delete", "clusterrolebinding", "system:discovery")
 	if err := a.stop(); err != nil {
 		t.Fatalf("stop: %v\n%s", err, a.log)
 	}
 	a = startAllInOne(t, dataDir)
-	mustContain(t, a.kubectl("get", "clusterrole", "edit", "-o", "yaml"), "widgets")
+	mustContain(t, a.kubectl("get", "clusterrole", "system:aggregate-to-edit", "-o", "yaml"), "widgets")
+	a.eventually(t, "edit aggregates the addition", 10*time.Second, func(out string, err error) bool { return err == nil && strings.Contains(out, "widgets") },
+		"get", "clusterrole", "edit", "-o", "yaml")
 	mustContain(t, a.kubectl("get", "clusterrolebinding", "system:discovery"), "system:discovery")
 }

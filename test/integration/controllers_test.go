@@ -24,7 +24,7 @@ import (
 // controller manager does (admin credentials, shared typed and metadata
 // informers, a discovery REST mapper), starts the informers, runs the
 // controllers and stops them at the end of the test.
-func runControllers(t *testing.T, s *servertesting.TestServer, descriptors ...controllers.Descriptor) {
+func runControllers(t testing.TB, s *servertesting.TestServer, descriptors ...controllers.Descriptor) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	client := kubernetes.NewForConfigOrDie(s.AdminConfig)

@@ -28,7 +28,7 @@ import (
 )
 
 // nsEventually polls cond every 50ms until it holds or timeout passes.
-func nsEventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+func nsEventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
 	var last error
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
@@ -43,7 +43,7 @@ func nsEventually(t *testing.T, timeout time.Duration, what string, cond func() 
 
 // nsCreateCRD creates a namespaced CRD <plural>.nsctl.example.com (v1,
 // any content) and waits until it is Established and served.
-func nsCreateCRD(t *testing.T, s *servertesting.TestServer, plural, kind string) schema.GroupVersionResource {
+func nsCreateCRD(t testing.TB, s *servertesting.TestServer, plural, kind string) schema.GroupVersionResource {
 	t.Helper()
 	ctx := context.Background()
 	client := apiextensionsclient.NewForConfigOrDie(s.AdminConfig)
@@ -97,7 +97,7 @@ func nsCreateCRD(t *testing.T, s *servertesting.TestServer, plural, kind string)
 }
 
 // nsCreateCustom creates a custom resource of gvr (kind) in ns.
-func nsCreateCustom(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, kind, ns, name string, finalizers ...string) {
+func nsCreateCustom(t testing.TB, dyn dynamic.Interface, gvr schema.GroupVersionResource, kind, ns, name string, finalizers ...string) {
 	t.Helper()
 	obj := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": gvr.GroupVersion().String(),
@@ -114,7 +114,7 @@ func nsCreateCustom(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersion
 }
 
 // nsDeleteAndWaitGone deletes the namespace and waits until it is gone.
-func nsDeleteAndWaitGone(t *testing.T, c kubernetes.Interface, name string, timeout time.Duration) {
+func nsDeleteAndWaitGone(t testing.TB, c kubernetes.Interface, name string, timeout time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	if err := c.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
@@ -123,7 +123,7 @@ func nsDeleteAndWaitGone(t *testing.T, c kubernetes.Interface, name string, time
 	nsWaitGone(t, c, name, timeout)
 }
 
-func nsWaitGone(t *testing.T, c kubernetes.Interface, name string, timeout time.Duration) {
+func nsWaitGone(t testing.TB, c kubernetes.Interface, name string, timeout time.Duration) {
 	t.Helper()
 	nsEventually(t, timeout, "namespace "+name+" gone", func() (bool, error) {
 		ns, err := c.CoreV1().Namespaces().Get(context.Background(), name, metav1.GetOptions{})

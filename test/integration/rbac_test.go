@@ -23,7 +23,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
-func createNamespace(t *testing.T, c kubernetes.Interface, name string) {
+func createNamespace(t testing.TB, c kubernetes.Interface, name string) {
 	t.Helper()
 	if _, err := c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,69 @@
+package garbagecollector
+
+import (
+	"context"
+	"errors"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// errNotObserved asks to look at a virtual node again later: its object
+// exists but no monitor has shown it yet.
+var errNotObserved = errors.New("object exists but has not been observed yet")
+
+// collector works the attemptToDelete and attemptToOrphan queues that the
+// graph builder fills, reading the graph and acting through the API.
+type collector struct {
+	graph   *graph
+	builder *graphBuilder
+	objects *objects
+	absent  *absentOwners
+}
+
+// runDeleteWorker processes attemptToDelete until it shuts down.
+func (c *collector) runDeleteWorker(ctx context.Context) {
+	for c.processNext(ctx, c.builder.attemptToDelete, c.attemptToDelete) {
+	}
+}
+
+// runOrphanWorker processes attemptToOrphan until it shuts down.
+func (c *collector) runOrphanWorker(ctx context.Context) {
+	for c.processNext(ctx, c.builder.attemptToOrphan, c.attemptToOrphan) {
+	}
+}
+
+// processNext syncs one node from q, retrying it later (rate limited) if
+// that failed. The queue hands a node to one worker at a time.
+func (c *collector) processNext(ctx context.Context, q workqueue.TypedRateLimitingInterface[*node], sync func(context.Context, *node) error) bool {
+	n, quit := q.Get()
+	if quit {
+		return false
+	}
+	defer q.Done(n)
+
+	err := sync(ctx, n)
+	logger := klog.FromContext(ctx)
+	var mapping *mappingError
+	switch {
+	case err == nil:
+		q.Forget(n)
+		return true
+	case errors.Is(err, errNamespacedOwnerOfClusterScoped):
+		// Retrying cannot help.
+		logger.V(2).Info("Ignoring an invalid owner reference", "err", err)
+		q.Forget(n)
+		return true
+	case errors.Is(err, errNotObserved):
+		logger.V(5).Info("Waiting for an object to be observed", "err", err)
+	case errors.As(err, &mapping):
+		// A custom resource definition created or deleted lately; the
+		// next discovery sync resets the REST mapper.
+		logger.V(2).Info("Retrying later", "err", err)
+	default:
+		utilruntime.HandleErrorWithContext(ctx, err, "Garbage collection failed, will retry")
+	}
+	q.AddRateLimited(n)
+	return true
+}

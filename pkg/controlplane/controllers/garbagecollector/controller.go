@@ -1,0 +1,218 @@
+// Package garbagecollector is gcp's garbage collector: it deletes objects
+// whose owners (metadata.ownerReferences) are gone, and carries out the
+// foreground and orphan deletion of owners, for every resource that
+// discovery lists (custom resources included, followed as definitions
+// come and go). It behaves like kube-controller-manager's.
+//
+// Monitors (metadata informers, one per resource) feed a graph builder,
+// a single goroutine that keeps the dependency graph (objects by uid,
+// their owners and dependents) and queues nodes in attemptToDelete and
+// attemptToOrphan; workers take them from there and act with live reads
+// and conditional writes, so that a stale graph never deletes a live
+// object.
+package garbagecollector
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+)
+
+const (
+	// defaultWorkers is how many workers take nodes from each queue, as
+	// kube-controller-manager's --concurrent-gc-syncs.
+	defaultWorkers = 20
+	// defaultDiscoveryPeriod is how often discovery is read again to
+	// follow resources that come and go.
+	defaultDiscoveryPeriod = 30 * time.Second
+	// absentOwnersSize bounds the cache of owners known to be gone.
+	absentOwnersSize = 5000
+)
+
+// Options adjust the garbage collector; zero fields take the defaults.
+type Options struct {
+	// Workers is how many workers take nodes from each of the two
+	// queues (attemptToDelete and attemptToOrphan). Default 20.
+	Workers int
+	// DiscoveryPeriod is how often discovery is read again to watch new
+	// resources and stop watching removed ones; it also bounds the wait
+	// for the first listing before work starts. Default 30s.
+	DiscoveryPeriod time.Duration
+}
+
+// Descriptor returns the garbage collector's descriptor, named
+// controllers.GarbageCollector with alias "garbagecollector", on by
+// default.
+func Descriptor() controllers.Descriptor { return DescriptorWithOptions(Options{}) }
+
+// DescriptorWithOptions is Descriptor with adjusted options; tests use it
+// to follow new resources faster.
+func DescriptorWithOptions(o Options) controllers.Descriptor {
+	return controllers.Descriptor{
+		Name:    controllers.GarbageCollector,
+		Aliases: []string{"garbagecollector"},
+		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
+			return newFromContext(c, o)
+		},
+	}
+}
+
+func newFromContext(c controllers.Context, o Options) (controllers.Controller, error) {
+	cfg, err := c.ClientBuilder.Config(bootstrappolicy.GarbageCollector)
+	if err != nil {
+		return nil, fmt.Errorf("client config for %s: %w", bootstrappolicy.GarbageCollector, err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	metadataClient, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	discoveryClient, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if o.Workers <= 0 {
+		o.Workers = defaultWorkers
+	}
+	if o.DiscoveryPeriod <= 0 {
+		o.DiscoveryPeriod = defaultDiscoveryPeriod
+	}
+	return newController(config{
+		metadata: metadataClient,
+		// The mapper has its own cache; monitors read discovery fresh.
+		mapper:          restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discoveryClient)),
+		discover:        discoveryClient.ServerPreferredResources,
+		workers:         o.Workers,
+		discoveryPeriod: o.DiscoveryPeriod,
+	}), nil
+}
+
+// config is what newController needs; unit tests fill it with fakes.
+type config struct {
+	metadata        metadata.Interface
+	mapper          meta.ResettableRESTMapper
+	discover        func() ([]*metav1.APIResourceList, error)
+	workers         int
+	discoveryPeriod time.Duration
+}
+
+// controller wires monitors, graph builder and workers together.
+type controller struct {
+	builder         *graphBuilder
+	collector       *collector
+	monitors        *monitors
+	mapper          meta.ResettableRESTMapper
+	workers         int
+	discoveryPeriod time.Duration
+}
+
+var _ controllers.Controller = &controller{}
+
+func newController(c config) *controller {
+	g := newGraph()
+	absent := newAbsentOwners(absentOwnersSize)
+	b := &graphBuilder{
+		graph:           g,
+		events:          workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[*event]{Name: "garbage_collector_graph_changes"}),
+		attemptToDelete: newQueue("garbage_collector_attempt_to_delete"),
+		attemptToOrphan: newQueue("garbage_collector_attempt_to_orphan"),
+		absent:          absent,
+	}
+	return &controller{
+		builder:   b,
+		collector: &collector{graph: g, builder: b, objects: &objects{client: c.metadata, mapper: c.mapper}, absent: absent},
+		monitors: &monitors{
+			client:   c.metadata,
+			discover: c.discover,
+			handler: func(gvk schema.GroupVersionKind) cache.ResourceEventHandler {
+				return eventHandler(gvk, b.add)
+			},
+			running: map[schema.GroupVersionResource]*monitor{},
+		},
+		mapper:          c.mapper,
+		workers:         c.workers,
+		discoveryPeriod: c.discoveryPeriod,
+	}
+}
+
+// newQueue is a work queue that retries a node quickly at first, backing
+// off to every 5 minutes (a virtual owner that exists but is never
+// observed, in a resource nobody can watch, is looked at that often), and
+// bounds all retries to 10 per second, bursts of 100.
+func newQueue(name string) workqueue.TypedRateLimitingInterface[*node] {
+	limiter := workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[*node](5*time.Millisecond, 5*time.Minute),
+		&workqueue.TypedBucketRateLimiter[*node]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+	return workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[*node]{Name: name})
+}
+
+// Name implements controller.Interface.
+func (c *controller) Name() string { return controllers.GarbageCollector }
+
+// Run starts the monitors and the graph builder, waits (at most one
+// discovery period) for the monitors' first listing, then runs the
+// workers until ctx is done; it stops everything before returning.
+func (c *controller) Run(ctx context.Context) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting garbage collector")
+
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down garbage collector")
+		c.builder.events.ShutDown()
+		c.builder.attemptToDelete.ShutDown()
+		c.builder.attemptToOrphan.ShutDown()
+		wg.Wait()
+		c.monitors.stopAll()
+	}()
+	wg.Go(c.builder.run)
+	wg.Go(func() { wait.UntilWithContext(ctx, c.resync, c.discoveryPeriod) })
+
+	syncCtx, cancel := context.WithTimeout(ctx, c.discoveryPeriod)
+	synced := cache.WaitForNamedCacheSyncWithContext(syncCtx, c.monitors.synced)
+	cancel()
+	if ctx.Err() != nil {
+		return
+	}
+	if !synced {
+		logger.Info("Not all resources could be listed yet, collecting garbage anyway")
+	}
+	for range c.workers {
+		wg.Go(func() { wait.UntilWithContext(ctx, c.collector.runDeleteWorker, time.Second) })
+		wg.Go(func() { wait.UntilWithContext(ctx, c.collector.runOrphanWorker, time.Second) })
+	}
+	<-ctx.Done()
+}
+
+// resync makes the monitors follow discovery and, when the set of
+// resources changed, resets the REST mapper so that it knows new kinds.
+func (c *controller) resync(ctx context.Context) {
+	changed, err := c.monitors.sync(ctx)
+	if changed {
+		c.mapper.Reset()
+	}
+	if err != nil {
+		klog.FromContext(ctx).Info("Garbage collector discovery failed, keeping the resources it knows", "err", err)
+	}
+}
