@@ -34,8 +34,18 @@ import (
 // winning leader election, when it is on) builds and runs the enabled
 // controllers until ctx is done. It returns an error instead of exiting;
 // losing the lease while ctx is live is an error, so the process restarts
-// clean instead of running controllers twice.
+// clean instead of running controllers twice. Stopping (ctx done) at any
+// point, even before the API server answered, is not an error.
 func Run(ctx context.Context, c *Config) error {
+	err := run(ctx, c)
+	if err != nil && ctx.Err() != nil {
+		klog.FromContext(ctx).V(2).Info("Stopped before the controllers were running", "reason", err)
+		return nil
+	}
+	return err
+}
+
+func run(ctx context.Context, c *Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
