@@ -61,12 +61,11 @@ func (r Resource[T, L]) NewStore(optsGetter generic.RESTOptionsGetter) (*generic
 		TableConvertor:            table,
 	}
 	options := &generic.StoreOptions{
-		RESTOptions: optsGetter,
+		RESTOptions: checkedOptions{optsGetter},
 		AttrFunc:    Matcher(fieldsOf)(nil, nil).GetAttrs,
 	}
 	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, fmt.Errorf("%s: %w", r.GroupResource, err)
 	}
-	store.Storage.Storage = checkedStorage{store.Storage.Storage}
 	return store, nil
 }
