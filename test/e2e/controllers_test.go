@@ -124,6 +124,13 @@ func TestControllersLeaderElection(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Ready once the leader's informers have synced.
+	for get(fmt.Sprintf("https://127.0.0.1:%d/readyz", portA)) != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatalf("controllers /readyz not 200:\n%s", procs["a"].log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if code := get(fmt.Sprintf("https://127.0.0.1:%d/metrics", portA)); code != http.StatusForbidden && code != http.StatusUnauthorized {
 		t.Errorf("anonymous /metrics: want 401 or 403, got %d", code)
 	}

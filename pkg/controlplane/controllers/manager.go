@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -50,9 +52,17 @@ func run(ctx context.Context, c *Config) error {
 	defer cancel()
 
 	healthzHandler := controllerhealthz.NewMutableHealthzHandler(healthz.PingHealthz)
+	// /readyz: the API server was reached and, once leading, the
+	// controllers' informers have synced.
+	var reached, synced atomic.Bool
+	readyzChecks := []healthz.HealthChecker{healthz.PingHealthz,
+		flagCheck("apiserver-reachable", &reached, "the API server has not answered yet"),
+		flagCheck("informer-sync", &synced, "the controllers' informers have not synced")}
 	var serving sync.WaitGroup
 	if c.SecureServing != nil {
-		handler := app.BuildHandlerChain(app.NewBaseHandler(&c.Generic.Debugging, healthzHandler), &c.Authorization, &c.Authentication)
+		mux := app.NewBaseHandler(&c.Generic.Debugging, healthzHandler)
+		healthz.InstallReadyzHandler(mux, readyzChecks...)
+		handler := app.BuildHandlerChain(mux, &c.Authorization, &c.Authentication)
 		_, stopped, err := c.SecureServing.Serve(handler, 0, ctx.Done())
 		if err != nil {
 			return fmt.Errorf("serving: %w", err)
@@ -69,8 +79,13 @@ func run(ctx context.Context, c *Config) error {
 	if err := waitForAPIServer(ctx, root); err != nil {
 		return err
 	}
+	reached.Store(true)
+	if c.Generic.LeaderElection.LeaderElect {
+		// A standby has nothing to sync; it is ready to take over.
+		synced.Store(true)
+	}
 
-	run := func(ctx context.Context) error { return runControllers(ctx, c, root, healthzHandler) }
+	run := func(ctx context.Context) error { return runControllers(ctx, c, root, healthzHandler, &synced) }
 	if !c.Generic.LeaderElection.LeaderElect {
 		return run(ctx)
 	}
@@ -131,7 +146,7 @@ func runLeaderElected(ctx context.Context, c *Config, client kubernetes.Interfac
 
 // runControllers builds the enabled controllers, starts the informers
 // they registered, runs the controllers and waits for them to stop.
-func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, healthzHandler *controllerhealthz.MutableHealthzHandler) error {
+func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, healthzHandler *controllerhealthz.MutableHealthzHandler, synced *atomic.Bool) error {
 	var builder clientbuilder.ControllerClientBuilder = clientbuilder.SimpleControllerClientBuilder{ClientConfig: c.Kubeconfig}
 	if c.UseServiceAccountCredentials {
 		// Without the manager's own client certificate: the API server
@@ -189,6 +204,12 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 	shared.Start(ctx.Done())
 	meta.Start(ctx.Done())
 	close(started)
+	synced.Store(false)
+	go func() {
+		shared.WaitForCacheSync(ctx.Done())
+		meta.WaitForCacheSync(ctx.Done())
+		synced.Store(ctx.Err() == nil)
+	}()
 	defer shared.Shutdown()
 	defer meta.Shutdown()
 
@@ -207,4 +228,14 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 	<-ctx.Done()
 	wg.Wait()
 	return nil
+}
+
+// flagCheck is a health check named name that passes once flag is set.
+func flagCheck(name string, flag *atomic.Bool, failure string) healthz.HealthChecker {
+	return healthz.NamedCheck(name, func(*http.Request) error {
+		if !flag.Load() {
+			return errors.New(failure)
+		}
+		return nil
+	})
 }
