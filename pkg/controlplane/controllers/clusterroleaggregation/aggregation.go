@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	rbacinformers "k8s.io/client-go/informers/rbac/v1"
 	rbacclient "k8s.io/client-go/kubernetes/typed/rbac/v1"
@@ -93,28 +90,7 @@ func (c *Controller) Name() string { return controllers.ClusterRoleAggregation }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting ClusterRole aggregation controller")
-
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down ClusterRole aggregation controller")
-		c.queue.ShutDown()
-		wg.Wait()
-	}()
-	if !cache.WaitForNamedCacheSync(c.Name(), ctx.Done(), c.synced) {
-		return
-	}
-	for range workers {
-		wg.Go(func() {
-			wait.UntilWithContext(ctx, func(ctx context.Context) {
-				for c.processNext(ctx) {
-				}
-			}, time.Second)
-		})
-	}
-	<-ctx.Done()
+	controllers.Workers[string]{Name: c.Name(), Queue: c.queue, Count: workers, Synced: []cache.InformerSynced{c.synced}, Sync: c.sync}.Run(ctx)
 }
 
 func (c *Controller) enqueueAggregated() {
@@ -128,21 +104,6 @@ func (c *Controller) enqueueAggregated() {
 			c.queue.Add(r.Name)
 		}
 	}
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	name, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(name)
-	if err := c.sync(ctx, name); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Aggregating ClusterRole failed", "clusterRole", name)
-		c.queue.AddRateLimited(name)
-		return true
-	}
-	c.queue.Forget(name)
-	return true
 }
 
 // sync applies the aggregated rules to ClusterRole name if they differ

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -154,43 +152,7 @@ func (p *Publisher) Name() string { return controllers.RootCACertPublisher }
 
 // Run works until ctx is done.
 func (p *Publisher) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting root CA cert publisher controller")
-
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down root CA cert publisher controller")
-		p.queue.ShutDown()
-		wg.Wait()
-	}()
-	if !cache.WaitForNamedCacheSync(p.Name(), ctx.Done(), p.synced...) {
-		return
-	}
-	for range workers {
-		wg.Go(func() {
-			wait.UntilWithContext(ctx, func(ctx context.Context) {
-				for p.processNext(ctx) {
-				}
-			}, time.Second)
-		})
-	}
-	<-ctx.Done()
-}
-
-func (p *Publisher) processNext(ctx context.Context) bool {
-	ns, quit := p.queue.Get()
-	if quit {
-		return false
-	}
-	defer p.queue.Done(ns)
-	if err := p.sync(ctx, ns); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Publishing the root CA bundle failed", "namespace", ns)
-		p.queue.AddRateLimited(ns)
-		return true
-	}
-	p.queue.Forget(ns)
-	return true
+	controllers.Workers[string]{Name: p.Name(), Queue: p.queue, Count: workers, Synced: p.synced, Sync: p.sync}.Run(ctx)
 }
 
 // sync creates or repairs kube-root-ca.crt in namespace name if it is

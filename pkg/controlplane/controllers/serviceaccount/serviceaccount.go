@@ -6,14 +6,11 @@ package serviceaccount
 import (
 	"context"
 	"fmt"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -111,43 +108,7 @@ func (c *Controller) Name() string { return controllers.ServiceAccountController
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	defer utilruntime.HandleCrash()
-	logger := klog.FromContext(ctx)
-	logger.Info("Starting service account controller")
-
-	var wg sync.WaitGroup
-	defer func() {
-		logger.Info("Shutting down service account controller")
-		c.queue.ShutDown()
-		wg.Wait()
-	}()
-	if !cache.WaitForNamedCacheSync(c.Name(), ctx.Done(), c.synced...) {
-		return
-	}
-	for range workers {
-		wg.Go(func() {
-			wait.UntilWithContext(ctx, func(ctx context.Context) {
-				for c.processNext(ctx) {
-				}
-			}, time.Second)
-		})
-	}
-	<-ctx.Done()
-}
-
-func (c *Controller) processNext(ctx context.Context) bool {
-	ns, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(ns)
-	if err := c.sync(ctx, ns); err != nil {
-		utilruntime.HandleErrorWithContext(ctx, err, "Ensuring the default service account failed", "namespace", ns)
-		c.queue.AddRateLimited(ns)
-		return true
-	}
-	c.queue.Forget(ns)
-	return true
+	controllers.Workers[string]{Name: c.Name(), Queue: c.queue, Count: workers, Synced: c.synced, Sync: c.sync}.Run(ctx)
 }
 
 // sync creates the default ServiceAccount in namespace name if it is
