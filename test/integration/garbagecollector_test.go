@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -286,41 +285,7 @@ func TestGarbageCollectorClusterScopedOwner(t *testing.T) {
 // content) and waits until discovery lists it.
 func gcCreateCRD(t testing.TB, s *servertesting.TestServer, plural, kind string) schema.GroupVersionResource {
 	t.Helper()
-	ctx := context.Background()
-	client := apiextensionsclient.NewForConfigOrDie(s.AdminConfig)
-	const group = "gc.example.com"
-	preserve := true
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: group,
-			Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: &preserve,
-				}},
-			}},
-		},
-	}
-	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}
-	gcEventually(t, plural+" in discovery", func(ctx context.Context) (bool, error) {
-		list, err := s.Client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
-		if err != nil {
-			return false, err
-		}
-		for _, r := range list.APIResources {
-			if r.Name == plural {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
-	return gvr
+	return createCRD(t, s, "gc.example.com", plural, kind)
 }
 
 // gcCreateCustom creates a custom resource ns/name of gvr (kind).

@@ -45,9 +45,15 @@ func nsEventually(t testing.TB, timeout time.Duration, what string, cond func() 
 // any content) and waits until it is Established and served.
 func nsCreateCRD(t testing.TB, s *servertesting.TestServer, plural, kind string) schema.GroupVersionResource {
 	t.Helper()
+	return createCRD(t, s, "nsctl.example.com", plural, kind)
+}
+
+// createCRD creates a namespaced CRD <plural>.<group> (v1, any content)
+// and waits until it is Established and listed in discovery.
+func createCRD(t testing.TB, s *servertesting.TestServer, group, plural, kind string) schema.GroupVersionResource {
+	t.Helper()
 	ctx := context.Background()
 	client := apiextensionsclient.NewForConfigOrDie(s.AdminConfig)
-	const group = "nsctl.example.com"
 	preserve := true
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
