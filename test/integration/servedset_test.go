@@ -62,6 +62,8 @@ func TestServedResources(t *testing.T) {
 		"namespaces",
 		"namespaces/finalize",
 		"namespaces/status",
+		"resourcequotas",
+		"resourcequotas/status",
 		"rolebindings.rbac.authorization.k8s.io",
 		"roles.rbac.authorization.k8s.io",
 		"secrets",

@@ -1,5 +1,6 @@
 // Package core serves the legacy core API group ("" v1) of a generic control
-// plane: namespaces, configmaps, secrets, serviceaccounts and events.
+// plane: namespaces, configmaps, secrets, serviceaccounts, events and
+// resourcequotas.
 package core
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/configmap"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/event"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/namespace"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/resourcequota"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/secret"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/core/serviceaccount"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/typed"
@@ -38,12 +40,14 @@ func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
 		&corev1.Secret{}, &corev1.SecretList{},
 		&corev1.ServiceAccount{}, &corev1.ServiceAccountList{},
 		&corev1.Event{}, &corev1.EventList{},
+		&corev1.ResourceQuota{}, &corev1.ResourceQuotaList{},
 	)
 	// serviceaccounts/token takes and returns an authentication.k8s.io/v1
 	// TokenRequest.
 	typed.AddVersionedAsInternal(scheme, authenticationv1.SchemeGroupVersion, &authenticationv1.TokenRequest{})
 	scheme.AddTypeDefaultingFunc(&corev1.Namespace{}, func(obj interface{}) { namespace.SetDefaults(obj.(*corev1.Namespace)) })
 	scheme.AddTypeDefaultingFunc(&corev1.Secret{}, func(obj interface{}) { secret.SetDefaults(obj.(*corev1.Secret)) })
+	scheme.AddTypeDefaultingFunc(&corev1.ResourceQuota{}, func(obj interface{}) { resourcequota.SetDefaults(obj.(*corev1.ResourceQuota)) })
 	for kind, labels := range map[string]map[string]string{
 		"Namespace": namespace.FieldLabels(),
 		"Secret":    secret.FieldLabels(),
@@ -79,14 +83,20 @@ func (g APIGroup) NewRESTStorage(opts registry.StorageOptions) (genericapiserver
 	if err != nil {
 		return info, false, err
 	}
+	quota, err := resourcequota.NewStorage(opts.Scheme, opts.RESTOptionsGetter)
+	if err != nil {
+		return info, false, err
+	}
 	storage := map[string]rest.Storage{
-		"namespaces":          ns.Namespace,
-		"namespaces/status":   ns.Status,
-		"namespaces/finalize": ns.Finalize,
-		"configmaps":          typed.WithShortNames(cm, "cm"),
-		"secrets":             sec,
-		"serviceaccounts":     typed.WithShortNames(sa, "sa"),
-		"events":              typed.WithShortNames(ev, "ev"),
+		"namespaces":            ns.Namespace,
+		"namespaces/status":     ns.Status,
+		"namespaces/finalize":   ns.Finalize,
+		"configmaps":            typed.WithShortNames(cm, "cm"),
+		"secrets":               sec,
+		"serviceaccounts":       typed.WithShortNames(sa, "sa"),
+		"events":                typed.WithShortNames(ev, "ev"),
+		"resourcequotas":        quota.ResourceQuota,
+		"resourcequotas/status": quota.Status,
 	}
 	if issuer := opts.Auth.ServiceAccountTokens; issuer != nil {
 		storage["serviceaccounts/token"] = serviceaccount.NewTokenRequestREST(sa, sec, issuer, opts.Auth.APIAudiences, opts.Auth.MaxTokenExpiration)
