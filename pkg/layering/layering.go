@@ -23,6 +23,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/clusterroleaggregation"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/garbagecollector"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/namespace"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/resourcequota"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/rootcacertpublisher"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/serviceaccount"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
@@ -87,6 +88,7 @@ func Generic() Stack {
 				garbagecollector.Descriptor(),
 				serviceaccount.Descriptor(),
 				rootcacertpublisher.Descriptor(),
+				resourcequota.Descriptor(),
 			},
 		},
 		{Name: Events, APIGroups: []registry.APIGroup{events.APIGroup{}}},

@@ -10,4 +10,5 @@ const (
 	ServiceAccountController = "serviceaccount-controller"
 	RootCACertPublisher      = "root-ca-certificate-publisher-controller"
 	ClusterRoleAggregation   = "clusterrole-aggregation-controller"
+	ResourceQuotaController  = "resourcequota-controller"
 )

@@ -1,0 +1,186 @@
+package resourcequota
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	quota "k8s.io/apiserver/pkg/quota/v1"
+	"k8s.io/apiserver/pkg/quota/v1/generic"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/controller-manager/pkg/informerfactory"
+	"k8s.io/klog/v2"
+)
+
+// ignoredResources are never counted, as upstream decided: events are
+// many and short-lived and were never under quota.
+var ignoredResources = map[schema.GroupResource]bool{
+	{Group: "", Resource: "events"}:              true,
+	{Group: "events.k8s.io", Resource: "events"}: true,
+}
+
+// monitors keeps an event handler (a monitor) on the shared informer of
+// each resource that discovery lists as namespaced with the verbs create,
+// list, watch and delete, and an object count evaluator for it in the
+// registry. The set follows discovery: sync adds monitors and evaluators
+// for new resources (new custom resource definitions) and removes those of
+// removed ones. Shared informers cannot be stopped one by one, so the
+// informer of a removed resource keeps running until the factory stops.
+type monitors struct {
+	informers        informerfactory.InformerFactory
+	informersStarted <-chan struct{}
+	discover         func() ([]*metav1.APIResourceList, error)
+	registry         quota.Registry
+	listerFunc       quota.ListerForResourceFunc
+	replenish        func(ctx context.Context, gr schema.GroupResource, namespace string)
+
+	mu      sync.Mutex
+	running map[schema.GroupVersionResource]*monitor
+}
+
+// monitor is one resource's informer and the handler registered on it.
+type monitor struct {
+	informer     cache.SharedIndexInformer
+	registration cache.ResourceEventHandlerRegistration
+	// evaluator is the object count evaluator added for the resource,
+	// nil when one was there already (a legacy one).
+	evaluator quota.Evaluator
+}
+
+// sync reads discovery and adds and removes monitors to match; it reports
+// whether monitors were added. Monitors of groups whose discovery failed
+// are kept. New informers are started once the shared factories have
+// been (InformersStarted), so sync blocks until then.
+func (m *monitors) sync(ctx context.Context) (added bool, err error) {
+	lists, err := m.discover()
+	failed, partial := discovery.GroupDiscoveryFailedErrorGroups(err)
+	if err != nil && !partial {
+		return false, err
+	}
+	want := quotableResources(lists)
+	if len(want) == 0 {
+		return false, errors.Join(err, errors.New("discovery lists no resources"))
+	}
+
+	logger := klog.FromContext(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for gvr, mon := range m.running {
+		if want[gvr] {
+			continue
+		}
+		if _, ok := failed[gvr.GroupVersion()]; ok {
+			continue
+		}
+		logger.V(2).Info("Stopping resource quota monitor", "resource", gvr)
+		_ = mon.informer.RemoveEventHandler(mon.registration)
+		if mon.evaluator != nil {
+			m.registry.Remove(mon.evaluator)
+		}
+		delete(m.running, gvr)
+	}
+	var errs []error
+	for gvr := range want {
+		if _, ok := m.running[gvr]; ok {
+			continue
+		}
+		mon, err := m.start(ctx, gvr)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		logger.V(2).Info("Started resource quota monitor", "resource", gvr)
+		m.running[gvr] = mon
+		added = true
+	}
+	if added {
+		select {
+		case <-m.informersStarted:
+			m.informers.Start(ctx.Done())
+		case <-ctx.Done():
+		}
+	}
+	return added, errors.Join(append(errs, err)...)
+}
+
+// start adds a monitor on gvr's shared informer and, unless the registry
+// has one, an object count evaluator for it.
+func (m *monitors) start(ctx context.Context, gvr schema.GroupVersionResource) (*monitor, error) {
+	inf, err := m.informers.ForResource(gvr)
+	if err != nil {
+		return nil, err
+	}
+	gr := gvr.GroupResource()
+	replenish := func(obj any) {
+		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tombstone.Obj
+		}
+		o, err := meta.Accessor(obj)
+		if err != nil {
+			return
+		}
+		m.replenish(ctx, gr, o.GetNamespace())
+	}
+	reg, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		// Objects of the first listing are counted when the quotas
+		// are recomputed after the monitors synced.
+		AddFunc: func(obj any, initial bool) {
+			if !initial {
+				replenish(obj)
+			}
+		},
+		DeleteFunc: replenish,
+	})
+	if err != nil {
+		return nil, err
+	}
+	mon := &monitor{informer: inf.Informer(), registration: reg}
+	if m.registry.Get(gr) == nil {
+		mon.evaluator = generic.NewObjectCountEvaluator(gr, generic.ListResourceUsingListerFunc(m.listerFunc, gvr), "")
+		m.registry.Add(mon.evaluator)
+	}
+	return mon, nil
+}
+
+// synced reports whether there are monitors and all have seen their
+// informer's first listing.
+func (m *monitors) synced() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, mon := range m.running {
+		if !mon.registration.HasSynced() {
+			return false
+		}
+	}
+	return len(m.running) > 0
+}
+
+// stopAll removes every monitor's handler.
+func (m *monitors) stopAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for gvr, mon := range m.running {
+		_ = mon.informer.RemoveEventHandler(mon.registration)
+		delete(m.running, gvr)
+	}
+}
+
+// quotableResources returns the resources of lists that support create,
+// list, watch and delete, subresources and ignored resources left out.
+func quotableResources(lists []*metav1.APIResourceList) map[schema.GroupVersionResource]bool {
+	out := map[schema.GroupVersionResource]bool{}
+	verbs := discovery.SupportsAllVerbs{Verbs: []string{"create", "list", "watch", "delete"}}
+	gvrs, _ := discovery.GroupVersionResources(discovery.FilteredBy(verbs, lists))
+	for gvr := range gvrs {
+		if strings.Contains(gvr.Resource, "/") || ignoredResources[gvr.GroupResource()] {
+			continue
+		}
+		out[gvr] = true
+	}
+	return out
+}
