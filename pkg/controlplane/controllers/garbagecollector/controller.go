@@ -82,6 +82,10 @@ func newFromContext(c controllers.Context, o Options) (controllers.Controller, e
 		return nil, fmt.Errorf("client config for %s: %w", bootstrappolicy.GarbageCollector, err)
 	}
 	cfg = rest.CopyConfig(cfg)
+	// Collecting one object takes two requests (a live read, then the
+	// delete or patch), so the collector gets twice the manager's rate,
+	// as kube-controller-manager's does.
+	cfg.QPS *= 2
 	metadataClient, err := metadata.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
