@@ -289,24 +289,51 @@ func TestNamespaceControllerWaitsForFinalizers(t *testing.T) {
 }
 
 // TestNamespaceControllerManyObjects: a namespace with 2,000 configmaps is
-// emptied (with deletecollection) and goes away.
+// TestNamespaceControllerManyObjects: a namespace with 2,000 objects across
+// five resources (configmaps, secrets, serviceaccounts, leases and custom
+// resources) is emptied and goes away.
 func TestNamespaceControllerManyObjects(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)
 	runControllers(t, s, namespace.Descriptor())
 	ctx := context.Background()
 	c := s.Client
+	dyn := dynamic.NewForConfigOrDie(s.AdminConfig)
+	widgets := nsCreateCRD(t, s, "widgets", "Widget")
 
-	const ns, count, workers = "crowded", 2000, 8
+	const ns, perResource, workers = "crowded", 400, 8
 	createNamespace(t, c, ns)
+	create := []func(name string) error{
+		func(name string) error {
+			_, err := c.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": strings.Repeat("v", 64)}}, metav1.CreateOptions{})
+			return err
+		},
+		func(name string) error {
+			_, err := c.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+			return err
+		},
+		func(name string) error {
+			_, err := c.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+			return err
+		},
+		func(name string) error {
+			_, err := c.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+			return err
+		},
+		func(name string) error {
+			cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": widgets.GroupVersion().String(), "kind": "Widget", "metadata": map[string]any{"name": name}}}
+			_, err := dyn.Resource(widgets).Namespace(ns).Create(ctx, cr, metav1.CreateOptions{})
+			return err
+		},
+	}
+	total := int64(perResource * len(create))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for range workers {
 		wg.Go(func() {
-			for i := next.Add(1); i <= count; i = next.Add(1) {
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%04d", i)}, Data: map[string]string{"k": strings.Repeat("v", 64)}}
-				if _, err := c.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			for i := next.Add(1) - 1; i < total; i = next.Add(1) - 1 {
+				if err := create[i%int64(len(create))](fmt.Sprintf("o-%04d", i)); err != nil {
 					errs <- err
 					return
 				}
@@ -318,10 +345,16 @@ func TestNamespaceControllerManyObjects(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if l, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != count {
-		t.Fatalf("want %d configmaps: %v", count, err)
+	if l, err := c.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != perResource {
+		t.Fatalf("want %d configmaps: %v", perResource, err)
 	}
 
 	// Generous: the machine may be busy (race detector, parallel packages).
 	nsDeleteAndWaitGone(t, c, ns, 90*time.Second)
+	// Nothing was left behind in storage.
+	for _, gvr := range []schema.GroupVersionResource{corev1.SchemeGroupVersion.WithResource("secrets"), coordinationv1.SchemeGroupVersion.WithResource("leases"), widgets} {
+		if l, err := dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+			t.Errorf("%s left in the deleted namespace: %v", gvr.Resource, err)
+		}
+	}
 }
