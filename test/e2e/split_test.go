@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -21,28 +18,6 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// background runs the binary until the test ends, then SIGTERMs it.
-func background(t *testing.T, args ...string) *bytes.Buffer {
-	t.Helper()
-	var log bytes.Buffer
-	cmd := exec.Command(gcpBinary, args...)
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-	})
-	return &log
 }
 
 // TestSplitProcesses runs `gcp etcd` with client TLS and `gcp apiserver`
@@ -59,11 +34,11 @@ func TestSplitProcesses(t *testing.T) {
 	p := func(name string) string { return filepath.Join(pki, name) }
 
 	etcdPort := freePort(t)
-	etcdLog := background(t, "etcd", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
+	etcd := startProcess(t, "etcd", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
 		"--listen-client-urls", fmt.Sprintf("https://127.0.0.1:%d", etcdPort),
 		"--cert-file", p("etcd-server.crt"), "--key-file", p("etcd-server.key"), "--trusted-ca-file", p("ca.crt"))
 	apiPort := freePort(t)
-	apiLog := background(t, "apiserver",
+	apiserver := startProcess(t, "apiserver",
 		"--etcd-servers", fmt.Sprintf("https://127.0.0.1:%d", etcdPort),
 		"--etcd-cafile", p("ca.crt"), "--etcd-certfile", p("apiserver-etcd-client.crt"), "--etcd-keyfile", p("apiserver-etcd-client.key"),
 		"--tls-cert-file", p("apiserver.crt"), "--tls-private-key-file", p("apiserver.key"), "--client-ca-file", p("ca.crt"),
@@ -78,7 +53,7 @@ func TestSplitProcesses(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("split apiserver not ready:\n--- etcd\n%s\n--- apiserver\n%s", etcdLog, apiLog)
+			t.Fatalf("split apiserver not ready:\n--- etcd\n%s\n--- apiserver\n%s", etcd.log, apiserver.log)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
