@@ -20,11 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/controller-manager/app"
-	"k8s.io/controller-manager/pkg/clientbuilder"
 
 	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
-	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/garbagecollector"
 )
 
@@ -363,7 +360,7 @@ func TestGarbageCollectorCustomResources(t *testing.T) {
 // takes to delete 1,000 configmaps whose owner was deleted (background).
 func BenchmarkGarbageCollector1000Dependents(b *testing.B) {
 	s := startGeneric(b)
-	gcRun(b, s)
+	runControllers(b, s, garbagecollector.Descriptor())
 	c := s.Client
 	ctx := context.Background()
 	const count, creators = 1000, 8
@@ -397,28 +394,4 @@ func BenchmarkGarbageCollector1000Dependents(b *testing.B) {
 			return len(l.Items) == 0, fmt.Errorf("%d left", len(l.Items))
 		})
 	}
-}
-
-// gcRun runs the garbage collector against s until the benchmark ends,
-// as the controller manager would, with admin credentials.
-func gcRun(b *testing.B, s *servertesting.TestServer) {
-	b.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	ctrl, err := garbagecollector.Descriptor().New(ctx, controllers.Context{ControllerContext: app.ControllerContext{
-		ClientBuilder: clientbuilder.SimpleControllerClientBuilder{ClientConfig: s.AdminConfig},
-		Stop:          ctx.Done(),
-	}})
-	if err != nil {
-		cancel()
-		b.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		ctrl.Run(ctx)
-	}()
-	b.Cleanup(func() {
-		cancel()
-		<-done
-	})
 }

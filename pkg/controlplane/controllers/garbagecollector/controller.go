@@ -14,6 +14,7 @@ package garbagecollector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -25,10 +26,8 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -94,6 +93,9 @@ func newFromContext(c controllers.Context, o Options) (controllers.Controller, e
 	if err != nil {
 		return nil, err
 	}
+	if c.RESTMapper == nil {
+		return nil, errors.New("the controller context has no REST mapper")
+	}
 	if o.Workers <= 0 {
 		o.Workers = defaultWorkers
 	}
@@ -102,8 +104,9 @@ func newFromContext(c controllers.Context, o Options) (controllers.Controller, e
 	}
 	return newController(config{
 		metadata: metadataClient,
-		// The mapper has its own cache; monitors read discovery fresh.
-		mapper:          restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(discoveryClient)),
+		// The manager's shared mapper (cached; reset here when the
+		// resources change); monitors read discovery fresh.
+		mapper:          c.RESTMapper,
 		discover:        discoveryClient.ServerPreferredResources,
 		workers:         o.Workers,
 		discoveryPeriod: o.DiscoveryPeriod,
