@@ -177,18 +177,8 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 		RootCA: c.RootCA,
 	}
 
-	var disabled []string
-	for _, d := range c.Descriptors {
-		if d.DisabledByDefault {
-			disabled = append(disabled, d.Name)
-		}
-	}
 	var running []Controller
-	for _, d := range c.Descriptors {
-		if !app.IsControllerEnabled(d.Name, sets.NewString(disabled...), c.Generic.Controllers) {
-			klog.InfoS("Controller is disabled", "controller", d.Name)
-			continue
-		}
+	for _, d := range c.enabled() {
 		ctrl, err := d.New(ctx, cc)
 		if err != nil {
 			return fmt.Errorf("controller %s: %w", d.Name, err)
@@ -238,4 +228,23 @@ func flagCheck(name string, flag *atomic.Bool, failure string) healthz.HealthChe
 		}
 		return nil
 	})
+}
+
+// enabled returns the descriptors --controllers turns on, in order.
+func (c *Config) enabled() []Descriptor {
+	disabledByDefault := sets.NewString()
+	for _, d := range c.Descriptors {
+		if d.DisabledByDefault {
+			disabledByDefault.Insert(d.Name)
+		}
+	}
+	var out []Descriptor
+	for _, d := range c.Descriptors {
+		if !app.IsControllerEnabled(d.Name, disabledByDefault, c.Generic.Controllers) {
+			klog.InfoS("Controller is disabled", "controller", d.Name)
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }

@@ -3,10 +3,15 @@ package controllers
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
+	cliflag "k8s.io/component-base/cli/flag"
 )
 
 // TestRunStopsCleanlyBeforeTheServerAnswers: a manager stopped while it
@@ -23,5 +28,71 @@ func TestRunStopsCleanlyBeforeTheServerAnswers(t *testing.T) {
 	defer cancel()
 	if err := Run(ctx, &Config{Kubeconfig: &rest.Config{Host: "https://" + addr}}); err != nil {
 		t.Fatalf("Run after a stop: %v, want nil", err)
+	}
+}
+
+// TestControllersFlag: --controllers picks controllers by name and alias,
+// '*' means the on-by-default ones, '-name' turns one off.
+func TestControllersFlag(t *testing.T) {
+	descriptors := []Descriptor{
+		{Name: "a-controller"},
+		{Name: "b-controller", DisabledByDefault: true},
+		{Name: "c-controller", Aliases: []string{"cee"}},
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flag string
+		want []string
+	}{
+		{"", []string{"a-controller", "c-controller"}},
+		{"*", []string{"a-controller", "c-controller"}},
+		{"*,-a-controller", []string{"c-controller"}},
+		{"*,b-controller", []string{"a-controller", "b-controller", "c-controller"}},
+		{"cee", []string{"c-controller"}},
+		{"-cee,*", []string{"a-controller"}},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			o := NewOptions(descriptors)
+			fss := &cliflag.NamedFlagSets{}
+			o.AddFlags(fss)
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			for _, f := range fss.FlagSets {
+				fs.AddFlagSet(f)
+			}
+			args := []string{"--kubeconfig", kubeconfig, "--secure-port", "0"}
+			if tc.flag != "" {
+				args = append(args, "--controllers", tc.flag)
+			}
+			if err := fs.Parse(args); err != nil {
+				t.Fatal(err)
+			}
+			c, err := o.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range c.enabled() {
+				got = append(got, d.Name)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("--controllers=%q runs %v, want %v", tc.flag, got, tc.want)
+			}
+		})
+	}
+	o := NewOptions(descriptors)
+	o.Kubeconfig = kubeconfig
+	o.SecureServing.BindPort = 0
+	o.Generic.Controllers = []string{"*", "nope"}
+	if _, err := o.Config(); err == nil {
+		t.Error("an unknown controller name was accepted")
 	}
 }
