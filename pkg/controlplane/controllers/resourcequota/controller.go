@@ -30,11 +30,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	quota "k8s.io/apiserver/pkg/quota/v1"
 	"k8s.io/apiserver/pkg/quota/v1/generic"
-	"k8s.io/client-go/discovery"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/controller-manager/pkg/informerfactory"
@@ -84,15 +83,11 @@ func DescriptorWithOptions(o Options) controllers.Descriptor {
 }
 
 func newFromContext(ctx context.Context, c controllers.Context, o Options) (controllers.Controller, error) {
-	client, err := c.ClientBuilder.Client(bootstrappolicy.ResourceQuotaController)
-	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", bootstrappolicy.ResourceQuotaController, err)
-	}
 	cfg, err := c.ClientBuilder.Config(bootstrappolicy.ResourceQuotaController)
 	if err != nil {
 		return nil, fmt.Errorf("client config for %s: %w", bootstrappolicy.ResourceQuotaController, err)
 	}
-	discoveryClient, err := discovery.NewDiscoveryClientForConfig(rest.CopyConfig(cfg))
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +96,7 @@ func newFromContext(ctx context.Context, c controllers.Context, o Options) (cont
 		informer:         c.InformerFactory.Core().V1().ResourceQuotas(),
 		informers:        c.ObjectOrMetadataInformerFactory,
 		informersStarted: c.InformersStarted,
-		discover:         discoveryClient.ServerPreferredNamespacedResources,
+		discover:         client.Discovery().ServerPreferredNamespacedResources,
 		options:          o,
 	}), nil
 }
