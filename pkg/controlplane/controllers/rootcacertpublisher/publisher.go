@@ -158,15 +158,8 @@ func (p *Publisher) Run(ctx context.Context) {
 // sync creates or repairs kube-root-ca.crt in namespace name if it is
 // active.
 func (p *Publisher) sync(ctx context.Context, name string) error {
-	ns, err := p.nsLister.Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if active, err := controllers.NamespaceActive(p.nsLister, name); !active || err != nil {
 		return err
-	}
-	if ns.Status.Phase != corev1.NamespaceActive {
-		return nil
 	}
 
 	cm, err := p.cmLister.ConfigMaps(name).Get(ConfigMapName)

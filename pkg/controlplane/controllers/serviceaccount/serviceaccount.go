@@ -114,17 +114,10 @@ func (c *Controller) Run(ctx context.Context) {
 // sync creates the default ServiceAccount in namespace name if it is
 // active and the account is missing.
 func (c *Controller) sync(ctx context.Context, name string) error {
-	ns, err := c.nsLister.Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if active, err := controllers.NamespaceActive(c.nsLister, name); !active || err != nil {
 		return err
 	}
-	if ns.Status.Phase != corev1.NamespaceActive {
-		return nil
-	}
-	_, err = c.saLister.ServiceAccounts(name).Get(DefaultName)
+	_, err := c.saLister.ServiceAccounts(name).Get(DefaultName)
 	if err == nil || !apierrors.IsNotFound(err) {
 		return err
 	}
