@@ -2,7 +2,6 @@ package garbagecollector
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 
@@ -14,6 +13,8 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 )
 
 // ignoredResources are never watched: events are many, short-lived and
@@ -49,24 +50,16 @@ type monitor struct {
 // changed. When discovery fails for some groups, the monitors of those
 // groups are kept.
 func (m *monitors) sync(ctx context.Context) (changed bool, err error) {
-	lists, err := m.discover()
-	failed, partial := discovery.GroupDiscoveryFailedErrorGroups(err)
-	if err != nil && !partial {
+	want, keep, err := controllers.Discovered(m.discover, deletableResources)
+	if want == nil {
 		return false, err
-	}
-	want := deletableResources(lists)
-	if len(want) == 0 {
-		return false, errors.Join(err, errors.New("discovery lists no resources"))
 	}
 
 	logger := klog.FromContext(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for gvr, mon := range m.running {
-		if _, ok := want[gvr]; ok {
-			continue
-		}
-		if _, ok := failed[gvr.GroupVersion()]; ok {
+		if _, ok := want[gvr]; ok || keep(gvr) {
 			continue
 		}
 		logger.V(2).Info("Stopping garbage collector monitor", "resource", gvr)

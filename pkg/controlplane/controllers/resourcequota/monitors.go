@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 )
 
 // ignoredResources are never counted, as upstream decided: events are
@@ -57,24 +59,16 @@ type monitor struct {
 // are kept. New informers are started once the shared factories have
 // been (InformersStarted), so sync blocks until then.
 func (m *monitors) sync(ctx context.Context) (added bool, err error) {
-	lists, err := m.discover()
-	failed, partial := discovery.GroupDiscoveryFailedErrorGroups(err)
-	if err != nil && !partial {
+	want, keep, err := controllers.Discovered(m.discover, quotableResources)
+	if want == nil {
 		return false, err
-	}
-	want := quotableResources(lists)
-	if len(want) == 0 {
-		return false, errors.Join(err, errors.New("discovery lists no resources"))
 	}
 
 	logger := klog.FromContext(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for gvr, mon := range m.running {
-		if want[gvr] {
-			continue
-		}
-		if _, ok := failed[gvr.GroupVersion()]; ok {
+		if want[gvr] || keep(gvr) {
 			continue
 		}
 		logger.V(2).Info("Stopping resource quota monitor", "resource", gvr)
