@@ -25,11 +25,13 @@ OPENAPI_PKG="pkg/controlplane/openapi"
 # dangling $ref in pkg/controlplane/openapi's tests.
 OPENAPI_INPUT_PKGS=(
     k8s.io/api/admissionregistration/v1
+    k8s.io/api/apiserverinternal/v1alpha1
     k8s.io/api/authentication/v1
     k8s.io/api/authorization/v1
     k8s.io/api/autoscaling/v1
     k8s.io/api/certificates/v1
     k8s.io/api/coordination/v1
+    k8s.io/api/coordination/v1beta1
     k8s.io/api/core/v1
     k8s.io/api/events/v1
     k8s.io/api/flowcontrol/v1

@@ -27,11 +27,15 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/rootcacertpublisher"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/serviceaccount"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/admissionregistration"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/apiserverinternal"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/authentication"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/authorization"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/certificates"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/coordination"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/core"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/events"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry/flowcontrol"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/rbac"
 )
 
@@ -51,6 +55,18 @@ const (
 	Authentication = "authentication"
 	// Authorization serves authorization.k8s.io (access and rules reviews).
 	Authorization = "authorization"
+	// AdmissionRegistration serves admissionregistration.k8s.io: webhook
+	// configurations and admission policies with their bindings.
+	AdmissionRegistration = "admissionregistration"
+	// FlowControl serves flowcontrol.apiserver.k8s.io (API Priority and
+	// Fairness configuration).
+	FlowControl = "flowcontrol"
+	// Certificates serves certificates.k8s.io (CertificateSigningRequests,
+	// ClusterTrustBundles) and runs the CSR signer and cleaner.
+	Certificates = "certificates"
+	// APIServerInternal serves internal.apiserver.k8s.io (StorageVersions),
+	// off unless --runtime-config enables it, as upstream.
+	APIServerInternal = "apiserverinternal"
 )
 
 // Layer is one unit of composition.
@@ -96,6 +112,10 @@ func Generic() Stack {
 		{Name: Authentication, APIGroups: []registry.APIGroup{authentication.APIGroup{}}},
 		{Name: Authorization, APIGroups: []registry.APIGroup{authorization.APIGroup{}}},
 		{Name: Coordination, APIGroups: []registry.APIGroup{coordination.APIGroup{}}},
+		{Name: AdmissionRegistration, APIGroups: []registry.APIGroup{admissionregistration.APIGroup{}}},
+		{Name: FlowControl, APIGroups: []registry.APIGroup{flowcontrol.APIGroup{}}},
+		{Name: Certificates, APIGroups: []registry.APIGroup{certificates.APIGroup{}}},
+		{Name: APIServerInternal, APIGroups: []registry.APIGroup{apiserverinternal.APIGroup{}}},
 		{Name: APIExtensions, APIExtensions: true},
 		{Name: Aggregation, Aggregation: true},
 	}

@@ -8,6 +8,7 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -101,11 +102,20 @@ func NewScheme(groups []registry.APIGroup) (*runtime.Scheme, error) {
 	return scheme, nil
 }
 
-// defaultResourceConfig enables every version the scheme knows for groups.
+// defaultResourceConfig enables the stable versions the scheme knows for
+// groups and lists their alpha and beta versions as disabled, as upstream's
+// DefaultGenericAPIResourceConfigSource does: those are served only when
+// --runtime-config turns them on.
 func defaultResourceConfig(scheme *runtime.Scheme, groups []registry.APIGroup) *serverstorage.ResourceConfig {
 	rc := serverstorage.NewResourceConfig()
 	for _, g := range groups {
-		rc.EnableVersions(scheme.PrioritizedVersionsForGroup(g.GroupName())...)
+		for _, gv := range scheme.PrioritizedVersionsForGroup(g.GroupName()) {
+			if strings.Contains(gv.Version, "alpha") || strings.Contains(gv.Version, "beta") {
+				rc.DisableVersions(gv)
+				continue
+			}
+			rc.EnableVersions(gv)
+		}
 	}
 	return rc
 }

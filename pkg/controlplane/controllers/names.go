@@ -11,4 +11,11 @@ const (
 	RootCACertPublisher      = "root-ca-certificate-publisher-controller"
 	ClusterRoleAggregation   = "clusterrole-aggregation-controller"
 	ResourceQuotaController  = "resourcequota-controller"
+	// CSRSigningController signs approved CertificateSigningRequests.
+	CSRSigningController = "certificatesigningrequest-signing-controller"
+	// CSRCleanerController deletes old CertificateSigningRequests.
+	CSRCleanerController = "certificatesigningrequest-cleaner-controller"
+	// ValidatingAdmissionPolicyStatusController type-checks
+	// ValidatingAdmissionPolicies into their status.
+	ValidatingAdmissionPolicyStatusController = "validatingadmissionpolicy-status-controller"
 )

@@ -1,6 +1,7 @@
 package bootstrappolicy
 
 import (
+	certificatesv1 "k8s.io/api/certificates/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
@@ -14,6 +15,11 @@ const (
 	RootCACertPublisher      = "root-ca-cert-publisher"
 	ClusterRoleAggregation   = "clusterrole-aggregation-controller"
 	ResourceQuotaController  = "resourcequota-controller"
+	// CertificateController runs the CSR signing and cleaner controllers.
+	CertificateController = "certificate-controller"
+	// ValidatingAdmissionPolicyStatusController keeps the type-checking
+	// status of ValidatingAdmissionPolicies.
+	ValidatingAdmissionPolicyStatusController = "validatingadmissionpolicy-status-controller"
 )
 
 // ControllerRolePrefix prefixes the name of each controller's ClusterRole
@@ -22,7 +28,8 @@ const ControllerRolePrefix = "system:controller:"
 
 // ControllerNames lists gcp's controllers that have their own role.
 func ControllerNames() []string {
-	return []string{NamespaceController, GarbageCollector, ServiceAccountController, RootCACertPublisher, ClusterRoleAggregation, ResourceQuotaController}
+	return []string{NamespaceController, GarbageCollector, ServiceAccountController, RootCACertPublisher, ClusterRoleAggregation, ResourceQuotaController,
+		CertificateController, ValidatingAdmissionPolicyStatusController}
 }
 
 // controllerManagerRole is what the controller manager itself needs, as
@@ -77,6 +84,17 @@ func controllerRoles() []rbacv1.ClusterRole {
 			eventsRule()),
 		role(RootCACertPublisher,
 			verbs("create", "update").groups(legacyGroup).resources("configmaps").rule(),
+			eventsRule()),
+		// Signs approved CSRs for the signers it serves and deletes old ones.
+		role(CertificateController,
+			verbs("get", "list", "watch", "delete").groups(certificatesGroup).resources("certificatesigningrequests").rule(),
+			verbs("update").groups(certificatesGroup).resources("certificatesigningrequests/status", "certificatesigningrequests/approval").rule(),
+			verbs("sign").groups(certificatesGroup).resources("signers").names(certificatesv1.KubeAPIServerClientSignerName).rule(),
+			verbs("create").groups(authorizationGroup).resources("subjectaccessreviews").rule(),
+			eventsRule()),
+		role(ValidatingAdmissionPolicyStatusController,
+			verbs("get", "list", "watch").groups(admissionRegistrationGroup).resources("validatingadmissionpolicies").rule(),
+			verbs("get", "patch", "update").groups(admissionRegistrationGroup).resources("validatingadmissionpolicies/status").rule(),
 			eventsRule()),
 	}
 }

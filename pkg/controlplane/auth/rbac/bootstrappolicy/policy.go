@@ -9,6 +9,7 @@ package bootstrappolicy
 import (
 	"slices"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -46,12 +47,14 @@ const (
 
 // API groups the policy names.
 const (
-	legacyGroup         = ""
-	eventsGroup         = "events.k8s.io"
-	coordinationGroup   = "coordination.k8s.io"
-	authenticationGroup = "authentication.k8s.io"
-	authorizationGroup  = "authorization.k8s.io"
-	rbacGroup           = rbacv1.GroupName
+	legacyGroup                = ""
+	eventsGroup                = "events.k8s.io"
+	coordinationGroup          = "coordination.k8s.io"
+	authenticationGroup        = "authentication.k8s.io"
+	authorizationGroup         = "authorization.k8s.io"
+	rbacGroup                  = rbacv1.GroupName
+	certificatesGroup          = "certificates.k8s.io"
+	admissionRegistrationGroup = "admissionregistration.k8s.io"
 )
 
 // Verb sets, as upstream names them.
@@ -199,6 +202,12 @@ func ClusterRoles() []rbacv1.ClusterRole {
 			verbs("create").groups(authenticationGroup).resources("selfsubjectreviews").rule()),
 		clusterRole("system:public-info-viewer", nil,
 			verbs("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/").rule()),
+		// Bind it to whoever may approve client certificate requests
+		// (kubectl certificate approve).
+		clusterRole("system:certificates.k8s.io:kube-apiserver-client-approver", nil,
+			verbs("approve").groups(certificatesGroup).resources("signers").names(certificatesv1.KubeAPIServerClientSignerName).rule()),
+		clusterRole("system:cluster-trust-bundle-discovery", nil,
+			verbs(read()...).groups(certificatesGroup).resources("clustertrustbundles").rule()),
 
 		aggregated("admin", nil, AggregateToAdmin),
 		aggregated("edit", labelled(AggregateToAdmin), AggregateToEdit),
@@ -278,6 +287,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		// Every workload may read the OIDC discovery documents of the
 		// issuer of its own token.
 		clusterBinding("system:service-account-issuer-discovery", groupSubject("system:serviceaccounts")),
+		clusterBinding("system:cluster-trust-bundle-discovery", groupSubject("system:serviceaccounts")),
 		clusterBinding(ControllersUser, userSubject(ControllersUser)),
 	}
 	return append(bindings, controllerRoleBindings()...)
