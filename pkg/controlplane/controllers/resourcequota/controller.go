@@ -41,6 +41,7 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	gcpquota "github.com/gcp-project/gcp/pkg/controlplane/quota"
 )
 
 const (
@@ -148,7 +149,7 @@ func newController(ctx context.Context, c config) *controller {
 		quotas:   c.quotas,
 		lister:   c.informer.Lister(),
 		synced:   c.informer.Informer().HasSynced,
-		registry: generic.NewRegistry(legacyEvaluators(listerFunc)),
+		registry: generic.NewRegistry(gcpquota.LegacyEvaluators(listerFunc)),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "resourcequota_primary"}),
 		missingUsage: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -184,23 +185,6 @@ func newController(ctx context.Context, c config) *controller {
 		utilruntime.HandleErrorWithContext(ctx, err, "Adding the resource quota event handler")
 	}
 	return rc
-}
-
-// legacyObjectCounts are the core resources that quotas also count under
-// their plain name, as upstream has since before count/<resource>.
-var legacyObjectCounts = map[schema.GroupVersionResource]corev1.ResourceName{
-	corev1.SchemeGroupVersion.WithResource("configmaps"):     corev1.ResourceConfigMaps,
-	corev1.SchemeGroupVersion.WithResource("secrets"):        corev1.ResourceSecrets,
-	corev1.SchemeGroupVersion.WithResource("resourcequotas"): corev1.ResourceQuotas,
-}
-
-// legacyEvaluators count the legacyObjectCounts under both names.
-func legacyEvaluators(f quota.ListerForResourceFunc) []quota.Evaluator {
-	var out []quota.Evaluator
-	for gvr, alias := range legacyObjectCounts {
-		out = append(out, generic.NewObjectCountEvaluator(gvr.GroupResource(), generic.ListResourceUsingListerFunc(f, gvr), alias))
-	}
-	return out
 }
 
 // Name implements controller.Interface.

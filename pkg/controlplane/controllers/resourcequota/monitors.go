@@ -17,14 +17,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	gcpquota "github.com/gcp-project/gcp/pkg/controlplane/quota"
 )
-
-// ignoredResources are never counted, as upstream decided: events are
-// many and short-lived and were never under quota.
-var ignoredResources = map[schema.GroupResource]bool{
-	{Group: "", Resource: "events"}:              true,
-	{Group: "events.k8s.io", Resource: "events"}: true,
-}
 
 // monitors keeps an event handler (a monitor) on the shared informer of
 // each resource that discovery lists as namespaced with the verbs create,
@@ -171,10 +165,16 @@ func quotableResources(lists []*metav1.APIResourceList) map[schema.GroupVersionR
 	verbs := discovery.SupportsAllVerbs{Verbs: []string{"create", "list", "watch", "delete"}}
 	gvrs, _ := discovery.GroupVersionResources(discovery.FilteredBy(verbs, lists))
 	for gvr := range gvrs {
-		if strings.Contains(gvr.Resource, "/") || ignoredResources[gvr.GroupResource()] {
+		if strings.Contains(gvr.Resource, "/") || isIgnored(gvr.GroupResource()) {
 			continue
 		}
 		out[gvr] = true
 	}
 	return out
+}
+
+// isIgnored reports whether quotas never count gr.
+func isIgnored(gr schema.GroupResource) bool {
+	_, ok := gcpquota.IgnoredResources()[gr]
+	return ok
 }
