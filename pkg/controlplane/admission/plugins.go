@@ -13,6 +13,11 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/resourcequota"
 	mutatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 	validatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/approval"
+	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/ctbattest"
+	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/signing"
+	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/subjectrestriction"
 )
 
 // plugin is one admission plugin: its name and how to register it.
@@ -27,8 +32,10 @@ type plugin struct {
 // upstream's generic control plane.
 var ordered = []plugin{
 	{lifecycle.PluginName, lifecycle.Register},
-	// CertificateApproval, CertificateSigning, ClusterTrustBundleAttest and
-	// CertificateSubjectRestriction go here, in that order.
+	{approval.PluginName, approval.Register},
+	{signing.PluginName, signing.Register},
+	{ctbattest.PluginName, ctbattest.Register},
+	{subjectrestriction.PluginName, subjectrestriction.Register},
 	{mutatingadmissionpolicy.PluginName, mutatingadmissionpolicy.Register},
 	{mutatingwebhook.PluginName, mutatingwebhook.Register},
 	{validatingadmissionpolicy.PluginName, validatingadmissionpolicy.Register},
