@@ -1,0 +1,138 @@
+// Package paramauthz checks, as upstream's admissionregistration
+// strategies do, that whoever writes an admission policy with a paramKind,
+// or a binding with a paramRef, may read the parameters it names: without
+// the check, a policy's messages could disclose objects the writer cannot
+// read.
+package paramauthz
+
+import (
+	"context"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	authrbac "github.com/gcp-project/gcp/pkg/controlplane/auth/rbac"
+)
+
+// Resolver maps a kind to its resource.
+type Resolver interface {
+	Resolve(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error)
+}
+
+// SchemeResolver resolves the kinds the server's own scheme serves (the
+// native types, whose resources are their lower-case plural kinds). Any
+// other kind, a custom resource's say, is not resolved, and the checks
+// then ask for permission on every resource of the group version, as
+// upstream does when discovery cannot resolve a kind.
+type SchemeResolver struct {
+	Scheme *runtime.Scheme
+}
+
+// Resolve returns gvk's resource if the scheme knows gvk.
+func (r SchemeResolver) Resolve(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
+	if gvk.Version == runtime.APIVersionInternal || r.Scheme == nil || !r.Scheme.Recognizes(gvk) {
+		return schema.GroupVersionResource{}, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+	}
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	return plural, nil
+}
+
+// Checker authorizes parameter access. A nil Authorizer allows everything.
+type Checker struct {
+	Authorizer authorizer.UnconditionalAuthorizer
+	Resolver   Resolver
+}
+
+// target is the group, version and resource to authorize: "*" for what
+// could not be determined.
+func (c Checker) target(paramKind *admissionregistrationv1.ParamKind) (group, version, resource string, parseErr, resolveErr error) {
+	group, version, resource = "*", "*", "*"
+	gv, err := schema.ParseGroupVersion(paramKind.APIVersion)
+	if err != nil {
+		return group, version, resource, err, nil
+	}
+	group, version = gv.Group, gv.Version
+	if c.Resolver == nil {
+		return group, version, resource, nil, fmt.Errorf("no resolver")
+	}
+	gvr, err := c.Resolver.Resolve(gv.WithKind(paramKind.Kind))
+	if err != nil {
+		return group, version, resource, nil, err
+	}
+	return group, version, gvr.Resource, nil, nil
+}
+
+// Policy requires that the user may get every object of the policy's
+// paramKind. Members of system:masters skip the check.
+func (c Checker) Policy(ctx context.Context, paramKind *admissionregistrationv1.ParamKind) error {
+	if c.Authorizer == nil || paramKind == nil || authrbac.EscalationAllowed(ctx) {
+		return nil
+	}
+	user, ok := genericapirequest.UserFrom(ctx)
+	if !ok {
+		return fmt.Errorf("cannot identify user to authorize read access to paramKind resources")
+	}
+	group, version, resource, _, _ := c.target(paramKind)
+	decision, _, err := c.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
+		User: user, Verb: "get", ResourceRequest: true, Name: "*", Namespace: "*",
+		APIGroup: group, APIVersion: version, Resource: resource,
+	})
+	if err != nil {
+		return err
+	}
+	if decision != authorizer.DecisionAllow {
+		return fmt.Errorf(`user %v must have "get" permission on all objects of the referenced paramKind (kind=%s, apiVersion=%s)`, user, paramKind.Kind, paramKind.APIVersion)
+	}
+	return nil
+}
+
+// PolicyParamKind returns the paramKind of the named policy.
+type PolicyParamKind func(ctx context.Context, name string) (*admissionregistrationv1.ParamKind, error)
+
+// Binding requires that the user may get the object the binding's
+// paramRef names (list, for a selector), in the paramRef's namespace, of
+// the bound policy's paramKind; when the policy cannot be read or its kind
+// not resolved, on every resource. Members of system:masters skip it.
+func (c Checker) Binding(ctx context.Context, policyName string, ref *admissionregistrationv1.ParamRef, policyParamKind PolicyParamKind) error {
+	if c.Authorizer == nil || ref == nil || authrbac.EscalationAllowed(ctx) {
+		return nil
+	}
+	user, ok := genericapirequest.UserFrom(ctx)
+	if !ok {
+		return fmt.Errorf("cannot identify user to authorize read access to paramRef object")
+	}
+	group, version, resource := "*", "*", "*"
+	paramKind, policyErr := policyParamKind(ctx, policyName)
+	var parseErr, resolveErr error
+	if policyErr == nil && paramKind != nil {
+		group, version, resource, parseErr, resolveErr = c.target(paramKind)
+	}
+	verb := "get"
+	if ref.Name == "" {
+		verb = "list"
+	}
+	decision, _, err := c.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
+		User: user, Verb: verb, ResourceRequest: true, Name: ref.Name, Namespace: ref.Namespace,
+		APIGroup: group, APIVersion: version, Resource: resource,
+	})
+	if err != nil {
+		return fmt.Errorf(`failed to authorize request: %w`, err)
+	}
+	if decision == authorizer.DecisionAllow {
+		return nil
+	}
+	switch {
+	case policyErr != nil:
+		return fmt.Errorf(`unable to get policy %s to determine minimum required permissions and user %v does not have "%v" permission for all groups, versions and resources`, policyName, user, verb)
+	case parseErr != nil:
+		return fmt.Errorf(`unable to parse paramKind %v to determine minimum required permissions and user %v does not have "%v" permission for all groups, versions and resources`, paramKind, user, verb)
+	case resolveErr != nil:
+		return fmt.Errorf(`unable to resolve paramKind %v to determine minimum required permissions and user %v does not have "%v" permission for all groups, versions and resources`, paramKind, user, verb)
+	}
+	return fmt.Errorf(`user %v does not have "%v" permission on the object referenced by paramRef`, user, verb)
+}
