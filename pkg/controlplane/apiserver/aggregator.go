@@ -37,6 +37,9 @@ func knownPriorities() map[schema.GroupVersion]apiServicePriority {
 		{Group: "admissionregistration.k8s.io", Version: "v1"}: {16700, 15},
 		{Group: "coordination.k8s.io", Version: "v1"}:          {16500, 15},
 		{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}: {16100, 21},
+		// Off unless --runtime-config turns them on.
+		{Group: "coordination.k8s.io", Version: "v1beta1"}:        {16500, 13},
+		{Group: "internal.apiserver.k8s.io", Version: "v1alpha1"}: {16000, 9},
 	}
 }
 

@@ -36,7 +36,7 @@ func validateSpec(spec *coordinationv1.LeaseSpec, fldPath *field.Path) field.Err
 		errs = append(errs, field.Invalid(fldPath.Child("leaseTransitions"), t, "must be greater than or equal to 0"))
 	}
 	if spec.Strategy != nil {
-		errs = append(errs, validateStrategy(*spec.Strategy, fldPath.Child("strategy"))...)
+		errs = append(errs, ValidateStrategy(*spec.Strategy, fldPath.Child("strategy"))...)
 	}
 	if spec.PreferredHolder != nil && *spec.PreferredHolder != "" && (spec.Strategy == nil || *spec.Strategy == "") {
 		errs = append(errs, field.Forbidden(fldPath.Child("preferredHolder"), "may only be specified if `strategy` is defined"))
@@ -44,7 +44,11 @@ func validateSpec(spec *coordinationv1.LeaseSpec, fldPath *field.Path) field.Err
 	return errs
 }
 
-func validateStrategy(strategy coordinationv1.CoordinatedLeaseStrategy, fldPath *field.Path) field.ErrorList {
+// ValidateStrategy validates the strategy of a lease or lease candidate
+// as upstream's ValidateCoordinatedLeaseStrategy: a strategy Kubernetes
+// defines, or a qualified name (example.com/mine). Like upstream, it reports
+// its errors one level below fldPath (spec.strategy.strategy).
+func ValidateStrategy(strategy coordinationv1.CoordinatedLeaseStrategy, fldPath *field.Path) field.ErrorList {
 	valid := []coordinationv1.CoordinatedLeaseStrategy{coordinationv1.OldestEmulationVersion}
 	if !strings.Contains(string(strategy), "/") {
 		if !slices.Contains(valid, strategy) {
