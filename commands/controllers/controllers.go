@@ -40,7 +40,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 		Use:   "controllers",
 		Short: "Run the controllers against an API server",
 		Long: "Run gcp's controllers (namespace deletion, garbage collection, service accounts, root CA publishing, resource quota usage, " +
-			"ClusterRole aggregation) against the API server in --kubeconfig. Several may run; they elect a leader " +
+			"ClusterRole aggregation, CertificateSigningRequest signing and cleaning, ValidatingAdmissionPolicy type checking) against the API server in --kubeconfig. Several may run; they elect a leader " +
 			"with the Lease kube-system/" + controllers.LeaseName + " and only the leader works.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -196,7 +196,7 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 	}
 	var controllersCfg *controllers.Config
 	if len(o.Controllers) > 0 {
-		if controllersCfg, err = controllersConfig(controllersKubeconfig, o.Controllers); err != nil {
+		if controllersCfg, err = controllersConfig(controllersKubeconfig, files, o.Controllers); err != nil {
 			_ = ln.Close()
 			return fail(err)
 		}
@@ -256,9 +256,12 @@ const ControllersKubeconfigName = "controllers.kubeconfig"
 
 // controllersConfig configures the controllers for running inside gcp
 // start: no serving, no leader election.
-func controllersConfig(kubeconfig string, descriptors []controllers.Descriptor) (*controllers.Config, error) {
+func controllersConfig(kubeconfig string, files *pki.Files, descriptors []controllers.Descriptor) (*controllers.Config, error) {
 	o := controllers.NewOptions(descriptors)
 	o.Kubeconfig = kubeconfig
+	// The CSR signer signs with the cluster CA, the one the API server
+	// trusts for client certificates.
+	o.CSRSigning.ClusterSigningCertFile, o.CSRSigning.ClusterSigningKeyFile = files.CACert, files.CAKey
 	o.SecureServing.BindPort = 0
 	o.Generic.LeaderElection.LeaderElect = false
 	cfg, err := o.Config()

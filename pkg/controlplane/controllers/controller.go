@@ -8,6 +8,7 @@ package controllers
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
@@ -28,6 +29,41 @@ type Context struct {
 	// RootCA is the CA bundle of the API server, published in every
 	// namespace as ConfigMap kube-root-ca.crt.
 	RootCA []byte
+	// CSRSigning is the CA the CSR signing controller signs with.
+	CSRSigning CSRSigning
+}
+
+// CSRSigning is the CSR signing controller's configuration,
+// kube-controller-manager's --cluster-signing-* flags. Without a CA the
+// signing controller does not start.
+type CSRSigning struct {
+	// ClusterSigningCertFile and ClusterSigningKeyFile are the PEM CA
+	// certificate and key that sign certificates for every signer gcp
+	// serves (--cluster-signing-cert-file, --cluster-signing-key-file).
+	ClusterSigningCertFile, ClusterSigningKeyFile string
+	// KubeAPIServerClientCertFile and KubeAPIServerClientKeyFile are a CA
+	// for the kubernetes.io/kube-apiserver-client signer only
+	// (--cluster-signing-kube-apiserver-client-{cert,key}-file); they
+	// exclude the cluster-wide pair.
+	KubeAPIServerClientCertFile, KubeAPIServerClientKeyFile string
+	// Duration is the longest lifetime of a signed certificate
+	// (--cluster-signing-duration); a CSR may ask for less with
+	// spec.expirationSeconds. Zero means DefaultClusterSigningDuration.
+	Duration time.Duration
+}
+
+// DefaultClusterSigningDuration is --cluster-signing-duration's default,
+// one year, as kube-controller-manager's.
+const DefaultClusterSigningDuration = 365 * 24 * time.Hour
+
+// KubeAPIServerClientFiles returns the CA files for the
+// kubernetes.io/kube-apiserver-client signer: its own pair if either is
+// set, otherwise the cluster-wide pair, as kube-controller-manager picks.
+func (s CSRSigning) KubeAPIServerClientFiles() (certFile, keyFile string) {
+	if s.KubeAPIServerClientCertFile != "" || s.KubeAPIServerClientKeyFile != "" {
+		return s.KubeAPIServerClientCertFile, s.KubeAPIServerClientKeyFile
+	}
+	return s.ClusterSigningCertFile, s.ClusterSigningKeyFile
 }
 
 // Descriptor describes one controller.

@@ -174,7 +174,8 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 			InformersStarted:                started,
 			ResyncPeriod:                    resync,
 		},
-		RootCA: c.RootCA,
+		RootCA:     c.RootCA,
+		CSRSigning: c.CSRSigning,
 	}
 
 	var running []Controller

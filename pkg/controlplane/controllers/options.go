@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/spf13/pflag"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/rest"
@@ -42,6 +43,8 @@ type Options struct {
 	// RootCAFile is the CA bundle published as kube-root-ca.crt; empty
 	// means the kubeconfig's CA.
 	RootCAFile string
+	// CSRSigning is the CA and lifetime of the CSR signing controller.
+	CSRSigning CSRSigning
 
 	// descriptors are the controllers the options choose from.
 	descriptors []Descriptor
@@ -65,6 +68,7 @@ func NewOptions(descriptors []Descriptor) *Options {
 		Authentication:               genericoptions.NewDelegatingAuthenticationOptions(),
 		Authorization:                genericoptions.NewDelegatingAuthorizationOptions(),
 		UseServiceAccountCredentials: true,
+		CSRSigning:                   CSRSigning{Duration: DefaultClusterSigningDuration},
 		descriptors:                  descriptors,
 	}
 	o.SecureServing.BindPort = DefaultSecurePort
@@ -103,6 +107,48 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.BoolVar(&o.UseServiceAccountCredentials, "use-service-account-credentials", o.UseServiceAccountCredentials,
 		"If true, each controller uses the token of its own service account in kube-system (and the RBAC role of that account); otherwise all use the kubeconfig's credentials.")
 	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published in every namespace as ConfigMap kube-root-ca.crt. Defaults to the kubeconfig's CA.")
+	o.CSRSigning.AddFlags(fss.FlagSet("csrsigning controller"))
+}
+
+// AddFlags adds kube-controller-manager's --cluster-signing-* flags that
+// apply to gcp: the cluster-wide CA, the kube-apiserver-client signer's
+// own CA, and the longest lifetime.
+func (s *CSRSigning) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&s.ClusterSigningCertFile, "cluster-signing-cert-file", s.ClusterSigningCertFile,
+		"Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates.  If specified, no more specific --cluster-signing-* flag may be specified.")
+	fs.StringVar(&s.ClusterSigningKeyFile, "cluster-signing-key-file", s.ClusterSigningKeyFile,
+		"Filename containing a PEM-encoded RSA or ECDSA private key used to sign cluster-scoped certificates.  If specified, no more specific --cluster-signing-* flag may be specified.")
+	fs.StringVar(&s.KubeAPIServerClientCertFile, "cluster-signing-kube-apiserver-client-cert-file", s.KubeAPIServerClientCertFile,
+		"Filename containing a PEM-encoded X509 CA certificate used to issue certificates for the kubernetes.io/kube-apiserver-client signer.  If specified, --cluster-signing-{cert,key}-file must not be set.")
+	fs.StringVar(&s.KubeAPIServerClientKeyFile, "cluster-signing-kube-apiserver-client-key-file", s.KubeAPIServerClientKeyFile,
+		"Filename containing a PEM-encoded RSA or ECDSA private key used to sign certificates for the kubernetes.io/kube-apiserver-client signer.  If specified, --cluster-signing-{cert,key}-file must not be set.")
+	fs.DurationVar(&s.Duration, "cluster-signing-duration", s.Duration,
+		"The max length of duration signed certificates will be given.  Individual CSRs may request shorter certs by setting spec.expirationSeconds.")
+}
+
+// Validate checks that each CA is a whole pair, that the cluster-wide and
+// the signer's own pair are not both given, and that the duration is
+// positive.
+func (s *CSRSigning) Validate() []error {
+	var errs []error
+	pair := func(flag, cert, key string) {
+		switch {
+		case cert == "" && key != "":
+			errs = append(errs, fmt.Errorf("%q: cannot specify key without cert", flag))
+		case cert != "" && key == "":
+			errs = append(errs, fmt.Errorf("%q: cannot specify cert without key", flag))
+		}
+	}
+	pair("cluster-signing", s.ClusterSigningCertFile, s.ClusterSigningKeyFile)
+	pair("cluster-signing-kube-apiserver-client", s.KubeAPIServerClientCertFile, s.KubeAPIServerClientKeyFile)
+	if (s.ClusterSigningCertFile != "" || s.ClusterSigningKeyFile != "") &&
+		(s.KubeAPIServerClientCertFile != "" || s.KubeAPIServerClientKeyFile != "") {
+		errs = append(errs, errors.New("cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time"))
+	}
+	if s.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("--cluster-signing-duration must be positive, got %v", s.Duration))
+	}
+	return errs
 }
 
 // Config is the completed configuration Run takes.
@@ -114,6 +160,9 @@ type Config struct {
 	UseServiceAccountCredentials bool
 	// RootCA is the bundle published as kube-root-ca.crt.
 	RootCA []byte
+	// CSRSigning is the CSR signing controller's CA and lifetime; Config
+	// also hands it to the controllers' Context through Descriptors.
+	CSRSigning CSRSigning
 	// SecureServing is nil when serving is off (--secure-port=0).
 	SecureServing  *genericapiserver.SecureServingInfo
 	Authentication genericapiserver.AuthenticationInfo
@@ -129,13 +178,15 @@ func (o *Options) Config() (*Config, error) {
 	var errs []error
 	errs = append(errs, o.Generic.Validate(all, disabled, aliases)...)
 	errs = append(errs, o.SecureServing.Validate()...)
+	errs = append(errs, o.CSRSigning.Validate()...)
 	if o.Kubeconfig == "" {
 		errs = append(errs, errors.New("--kubeconfig is required"))
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	c := &Config{UseServiceAccountCredentials: o.UseServiceAccountCredentials, Descriptors: o.descriptors}
+	c := &Config{UseServiceAccountCredentials: o.UseServiceAccountCredentials, CSRSigning: o.CSRSigning}
+	c.Descriptors = o.descriptors
 	if err := o.Generic.ApplyTo(&c.Generic, all, disabled, aliases); err != nil {
 		return nil, err
 	}
