@@ -12,20 +12,33 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	mutatingadmissionpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
+	validatingadmissionpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	resourcequotaadmission "k8s.io/apiserver/pkg/admission/plugin/resourcequota"
+	mutatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
+	validatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	clientgoinformers "k8s.io/client-go/informers"
 
+	certapproval "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/approval"
+	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/ctbattest"
+	certsigning "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/signing"
+	certsubjectrestriction "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/subjectrestriction"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	authrbac "github.com/gcp-project/gcp/pkg/controlplane/auth/rbac"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/clusterroleaggregation"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/csrcleaner"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/csrsigning"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/garbagecollector"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/namespace"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/resourcequota"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/rootcacertpublisher"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/serviceaccount"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/vapstatus"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/admissionregistration"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/apiserverinternal"
@@ -36,6 +49,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/core"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/events"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/flowcontrol"
+	flowcontrolensurer "github.com/gcp-project/gcp/pkg/controlplane/registry/flowcontrol/ensurer"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/rbac"
 )
 
@@ -87,6 +101,10 @@ type Layer struct {
 	// Controllers are the layer's controllers, run by `gcp controllers`
 	// and `gcp start`.
 	Controllers []controllers.Descriptor
+	// AdmissionPlugins names the plugins of gcp's admission set
+	// (pkg/controlplane/admission) that the layer's APIs make work; they
+	// run in the set's order, whichever layer names them.
+	AdmissionPlugins []string
 }
 
 // Stack is an ordered list of layers.
@@ -96,9 +114,10 @@ type Stack []Layer
 func Generic() Stack {
 	return Stack{
 		{
-			Name:           Core,
-			APIGroups:      []registry.APIGroup{core.APIGroup{}},
-			PostStartHooks: map[string]genericapiserver.PostStartHookFunc{core.SystemNamespacesHookName: core.SystemNamespacesHook},
+			Name:             Core,
+			APIGroups:        []registry.APIGroup{core.APIGroup{}},
+			PostStartHooks:   map[string]genericapiserver.PostStartHookFunc{core.SystemNamespacesHookName: core.SystemNamespacesHook},
+			AdmissionPlugins: []string{lifecycle.PluginName, resourcequotaadmission.PluginName},
 			Controllers: []controllers.Descriptor{
 				namespace.Descriptor(),
 				garbagecollector.Descriptor(),
@@ -112,9 +131,21 @@ func Generic() Stack {
 		{Name: Authentication, APIGroups: []registry.APIGroup{authentication.APIGroup{}}},
 		{Name: Authorization, APIGroups: []registry.APIGroup{authorization.APIGroup{}}},
 		{Name: Coordination, APIGroups: []registry.APIGroup{coordination.APIGroup{}}},
-		{Name: AdmissionRegistration, APIGroups: []registry.APIGroup{admissionregistration.APIGroup{}}},
-		{Name: FlowControl, APIGroups: []registry.APIGroup{flowcontrol.APIGroup{}}},
-		{Name: Certificates, APIGroups: []registry.APIGroup{certificates.APIGroup{}}},
+		{
+			Name:      AdmissionRegistration,
+			APIGroups: []registry.APIGroup{admissionregistration.APIGroup{}},
+			AdmissionPlugins: []string{mutatingadmissionpolicy.PluginName, mutatingwebhook.PluginName,
+				validatingadmissionpolicy.PluginName, validatingwebhook.PluginName},
+			Controllers: []controllers.Descriptor{vapstatus.Descriptor()},
+		},
+		{Name: FlowControl, APIGroups: []registry.APIGroup{flowcontrol.APIGroup{}}, PostStartHooks: map[string]genericapiserver.PostStartHookFunc{flowcontrolensurer.HookName: flowcontrolensurer.Hook}},
+		{
+			Name:        Certificates,
+			APIGroups:   []registry.APIGroup{certificates.APIGroup{}},
+			Controllers: []controllers.Descriptor{csrsigning.Descriptor(), csrcleaner.Descriptor()},
+			AdmissionPlugins: []string{certapproval.PluginName, certsigning.PluginName,
+				ctbattest.PluginName, certsubjectrestriction.PluginName},
+		},
 		{Name: APIServerInternal, APIGroups: []registry.APIGroup{apiserverinternal.APIGroup{}}},
 		{Name: APIExtensions, APIExtensions: true},
 		{Name: Aggregation, Aggregation: true},
@@ -207,6 +238,7 @@ func (s Stack) Extra() (apiserver.Extra, error) {
 		extra.APIExtensions = extra.APIExtensions || l.APIExtensions
 		extra.Aggregator = extra.Aggregator || l.Aggregation
 		extra.Authorizers = append(extra.Authorizers, l.Authorizers...)
+		extra.AdmissionPlugins = append(extra.AdmissionPlugins, l.AdmissionPlugins...)
 		for name, hook := range l.PostStartHooks {
 			if _, ok := extra.PostStartHooks[name]; ok {
 				return apiserver.Extra{}, fmt.Errorf("post-start hook %q is added twice (layer %q)", name, l.Name)

@@ -40,6 +40,8 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		{"etcd", "--listen-client-urls", "::bad"},
 		{"apiserver"},
 		{"apiserver", "--tls-cert-file", "a.crt", "--tls-private-key-file", "a.key", "--etcd-servers", "https://127.0.0.1:1"},
+		{"apiserver", "--tls-cert-file", "a.crt", "--tls-private-key-file", "a.key", "--etcd-servers", "https://127.0.0.1:1", "--client-ca-file", "ca.crt",
+			"--enable-admission-plugins", "NoSuchPlugin"},
 	} {
 		out, code := runGCP(t, args...)
 		if code != 1 {

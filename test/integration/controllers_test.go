@@ -47,6 +47,9 @@ func runControllers(t testing.TB, s *servertesting.TestServer, descriptors ...co
 			ResyncPeriod:                    func() time.Duration { return 10 * time.Minute },
 		},
 		RootCA: rootCA,
+		// The CSR signer signs with the CA the server trusts for clients.
+		CSRSigning: controllers.CSRSigning{ClusterSigningCertFile: s.PKI.CACert, ClusterSigningKeyFile: s.PKI.CAKey,
+			Duration: controllers.DefaultClusterSigningDuration},
 	}
 	var running []controllers.Controller
 	for _, d := range descriptors {

@@ -1,10 +1,15 @@
 package integration
 
 import (
+	"context"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -47,21 +52,35 @@ func servedResources(t *testing.T, client kubernetes.Interface) []string {
 func TestServedResources(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)
+	// The 30 group/resources upstream's generic control plane
+	// (k8s.io/kubernetes pkg/controlplane/apiserver/samples/generic,
+	// Kubernetes 1.37) serves with default flags, and their subresources.
 	want := []string{
 		"apiservices.apiregistration.k8s.io",
 		"apiservices/status.apiregistration.k8s.io",
+		"certificatesigningrequests.certificates.k8s.io",
+		"certificatesigningrequests/approval.certificates.k8s.io",
+		"certificatesigningrequests/status.certificates.k8s.io",
 		"clusterrolebindings.rbac.authorization.k8s.io",
 		"clusterroles.rbac.authorization.k8s.io",
+		"clustertrustbundles.certificates.k8s.io",
 		"configmaps",
 		"customresourcedefinitions.apiextensions.k8s.io",
 		"customresourcedefinitions/status.apiextensions.k8s.io",
 		"events",
 		"events.events.k8s.io",
+		"flowschemas.flowcontrol.apiserver.k8s.io",
+		"flowschemas/status.flowcontrol.apiserver.k8s.io",
 		"leases.coordination.k8s.io",
 		"localsubjectaccessreviews.authorization.k8s.io",
+		"mutatingadmissionpolicies.admissionregistration.k8s.io",
+		"mutatingadmissionpolicybindings.admissionregistration.k8s.io",
+		"mutatingwebhookconfigurations.admissionregistration.k8s.io",
 		"namespaces",
 		"namespaces/finalize",
 		"namespaces/status",
+		"prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
+		"prioritylevelconfigurations/status.flowcontrol.apiserver.k8s.io",
 		"resourcequotas",
 		"resourcequotas/status",
 		"rolebindings.rbac.authorization.k8s.io",
@@ -74,6 +93,13 @@ func TestServedResources(t *testing.T) {
 		"serviceaccounts/token",
 		"subjectaccessreviews.authorization.k8s.io",
 		"tokenreviews.authentication.k8s.io",
+		"validatingadmissionpolicies.admissionregistration.k8s.io",
+		"validatingadmissionpolicies/status.admissionregistration.k8s.io",
+		"validatingadmissionpolicybindings.admissionregistration.k8s.io",
+		"validatingwebhookconfigurations.admissionregistration.k8s.io",
+	}
+	if n := len(slices.DeleteFunc(slices.Clone(want), func(r string) bool { return strings.Contains(r, "/") })); n != 30 {
+		t.Fatalf("the list holds %d resources, upstream serves 30", n)
 	}
 	if got := servedResources(t, s.Client); !slices.Equal(got, want) {
 		t.Fatalf("served resources:\n got %q\nwant %q", got, want)
@@ -125,5 +151,40 @@ func TestSubresourceVerbs(t *testing.T) {
 	want := []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	if !slices.Equal(verbs["configmaps"], want) {
 		t.Errorf("configmaps verbs %v, want %v", verbs["configmaps"], want)
+	}
+}
+
+// TestWithoutAdmissionRegistrationLayer: without the layer, its admission
+// plugins are not in the chain, so writes do not wait for webhook and
+// policy configurations that are never served.
+func TestWithoutAdmissionRegistrationLayer(t *testing.T) {
+	t.Parallel()
+	s := servertesting.StartTestServer(t, servertesting.Options{
+		Extra: genericExtra(t, layering.Generic().Without(layering.AdmissionRegistration)),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create without the admissionregistration layer: %v", err)
+	}
+	if got := servedResources(t, s.Client); slices.Contains(got, "validatingwebhookconfigurations.admissionregistration.k8s.io") {
+		t.Fatalf("webhook configurations served without the layer")
+	}
+}
+
+// TestWithoutFlowControlLayer: without the layer, API Priority and
+// Fairness is off (the max-in-flight limits apply) and the server serves.
+func TestWithoutFlowControlLayer(t *testing.T) {
+	t.Parallel()
+	s := servertesting.StartTestServer(t, servertesting.Options{
+		Extra: genericExtra(t, layering.Generic().Without(layering.FlowControl)),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create without the flowcontrol layer: %v", err)
+	}
+	if got := servedResources(t, s.Client); slices.Contains(got, "flowschemas.flowcontrol.apiserver.k8s.io") {
+		t.Fatalf("flowschemas served without the layer")
 	}
 }

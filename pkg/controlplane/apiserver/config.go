@@ -8,9 +8,11 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -20,12 +22,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/filters"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/util/webhook"
@@ -37,6 +41,7 @@ import (
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
 
+	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/satoken"
 	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
@@ -57,6 +62,12 @@ type Extra struct {
 	// Authorizers follow system:masters in the authorizer chain, in order.
 	// None means "system:masters or nothing" (plus public health paths).
 	Authorizers []AuthorizerFactory
+	// AdmissionPlugins names the admission plugins whose APIs the
+	// composition serves (a webhook plugin without admissionregistration
+	// would wait forever for its configuration). Only these can run; they
+	// run in the options' recommended order, as --enable-admission-plugins
+	// and --disable-admission-plugins select.
+	AdmissionPlugins []string
 }
 
 // AuthorizerFactory builds one authorizer of the chain once the server's
@@ -126,6 +137,11 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	// --runtime-config may name the groups of the native, CRD and
+	// APIService servers; the native scheme exists only from here on.
+	if errs := o.APIEnablement.Validate(scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme); len(errs) > 0 {
+		return nil, fmt.Errorf("--runtime-config: %w", utilerrors.NewAggregate(errs))
+	}
 	codecs := serializer.NewCodecFactory(scheme)
 	c := &Config{Options: o, Extra: extra, Scheme: scheme, Codecs: codecs}
 
@@ -158,11 +174,20 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 			return obj, nil
 		}))
 
-	if err := o.Features.ApplyTo(gc, client, c.Informers); err != nil {
-		return nil, fmt.Errorf("features: %w", err)
-	}
 	if err := o.APIEnablement.ApplyTo(gc, gc.MergedResourceConfig, scheme); err != nil {
 		return nil, fmt.Errorf("--runtime-config: %w", err)
+	}
+	features := *o.Features
+	if !servesFlowControl(extra.APIGroups) {
+		// API Priority and Fairness reads its configuration from the
+		// flowcontrol API; without the layer the max-in-flight limits apply.
+		features.EnablePriorityAndFairness = false
+	}
+	if features.EnablePriorityAndFairness && !gc.MergedResourceConfig.ResourceEnabled(flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")) {
+		return nil, fmt.Errorf("API Priority and Fairness needs --runtime-config=%s=true, or --enable-priority-and-fairness=false", flowcontrolv1.SchemeGroupVersion)
+	}
+	if err := features.ApplyTo(gc, client, c.Informers); err != nil {
+		return nil, fmt.Errorf("features: %w", err)
 	}
 
 	namer := openapi.NewDefinitionNamer(scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme)
@@ -202,7 +227,17 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	if err := o.Audit.ApplyTo(gc); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	if err := o.Admission.ApplyTo(gc, c.Informers, client, dynamicClient, utilfeature.DefaultFeatureGate, gc.EffectiveVersion); err != nil {
+	// Webhooks given a service reference are called at
+	// https://<service>.<namespace>.svc:<port>, resolved by DNS: gcp has no
+	// Service API, but when it runs inside a Kubernetes cluster, the
+	// cluster's DNS resolves such names (docs/admission.md).
+	serviceResolver := webhook.NewDefaultServiceResolver()
+	admissionOptions, err := admissionFor(o.Admission, extra.AdmissionPlugins)
+	if err != nil {
+		return nil, err
+	}
+	if err := admissionOptions.ApplyTo(gc, c.Informers, client, dynamicClient, utilfeature.DefaultFeatureGate, gc.EffectiveVersion,
+		gcpadmission.Initializers(gc.LoopbackClientConfig, serviceResolver, gc.TracerProvider)...); err != nil {
 		return nil, fmt.Errorf("admission: %w", err)
 	}
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
@@ -210,7 +245,6 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 		return genericapiserver.DefaultBuildHandlerChain(withResourceVersionCheck(withVersion(h), codecs), c)
 	}
 
-	serviceResolver := webhook.NewDefaultServiceResolver()
 	if extra.APIExtensions {
 		cfg, err := c.newAPIExtensionsConfig(serviceResolver)
 		if err != nil {
@@ -226,6 +260,27 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 		c.Aggregator = cfg
 	}
 	return c, nil
+}
+
+// servesFlowControl reports whether groups include
+// flowcontrol.apiserver.k8s.io.
+func servesFlowControl(groups []registry.APIGroup) bool {
+	return slices.ContainsFunc(groups, func(g registry.APIGroup) bool { return g.GroupName() == flowcontrolv1.GroupName })
+}
+
+// admissionFor returns a copy of o whose plugin order keeps only the
+// plugins the composition supports; enabling any other is an error.
+func admissionFor(o *genericoptions.AdmissionOptions, supported []string) (*genericoptions.AdmissionOptions, error) {
+	for _, name := range o.EnablePlugins {
+		if !slices.Contains(supported, name) {
+			return nil, fmt.Errorf("--enable-admission-plugins: %s needs an API this server does not serve (supported: %s)", name, strings.Join(supported, ", "))
+		}
+	}
+	out := *o
+	out.RecommendedPluginOrder = slices.DeleteFunc(slices.Clone(o.RecommendedPluginOrder), func(name string) bool {
+		return !slices.Contains(supported, name)
+	})
+	return &out, nil
 }
 
 // storageOptions returns what the native groups need to build storage.

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	cliflag "k8s.io/component-base/cli/flag"
 	netutils "k8s.io/utils/net"
+
+	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 )
 
 // DefaultSecurePort is the port the apiserver serves HTTPS on by default.
@@ -65,15 +65,18 @@ func NewOptions() *Options {
 	o.SecureServing.ServerCert.PairName = "apiserver"
 	// Native objects are stored as protobuf, like kube-apiserver.
 	o.Etcd.DefaultStorageMediaType = "application/vnd.kubernetes.protobuf"
-	// API Priority and Fairness needs the flowcontrol API, which a later
-	// layer serves; until then the max-in-flight limits protect the server.
-	o.Features.EnablePriorityAndFairness = false
-	// Admission: the plugins k8s.io/apiserver ships whose APIs are served.
-	// Webhooks and admission policies arrive with admissionregistration.
+	// API Priority and Fairness is on, as in kube-apiserver: the flowcontrol
+	// layer serves its configuration and keeps the bootstrap objects; the
+	// total concurrency is --max-requests-inflight plus
+	// --max-mutating-requests-inflight.
+	o.Features.EnablePriorityAndFairness = true
+	// Admission: gcp's plugin set in upstream's order, all on by default.
+	// The composition's layers decide which of them can run
+	// (apiserver.Extra.AdmissionPlugins).
 	o.Admission.Plugins = admission.NewPlugins()
-	lifecycle.Register(o.Admission.Plugins)
-	o.Admission.RecommendedPluginOrder = []string{lifecycle.PluginName}
-	o.Admission.DefaultOffPlugins = sets.New[string]()
+	gcpadmission.Register(o.Admission.Plugins)
+	o.Admission.RecommendedPluginOrder = gcpadmission.RecommendedOrder()
+	o.Admission.DefaultOffPlugins = gcpadmission.DefaultOff()
 	return o
 }
 
@@ -125,7 +128,7 @@ func (o CompletedOptions) Validate() []error {
 	errs = append(errs, o.SecureServing.Validate()...)
 	errs = append(errs, o.Audit.Validate()...)
 	errs = append(errs, o.Features.Validate()...)
-	errs = append(errs, o.APIEnablement.Validate()...)
+	// --runtime-config is checked against the schemes in apiserver.NewConfig.
 	errs = append(errs, o.Admission.Validate()...)
 	errs = append(errs, o.Authentication.Validate()...)
 	if (o.ProxyClientCertFile == "") != (o.ProxyClientKeyFile == "") {

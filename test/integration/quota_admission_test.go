@@ -1,0 +1,78 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/resourcequota"
+)
+
+// TestQuotaAdmission: with the ResourceQuota admission plugin, a quota is
+// a limit, not only a report. Creates past the hard count are refused with
+// 403 and upstream's message, for typed objects under their legacy name and
+// for custom resources under count/<resource>.<group>, and nothing is
+// stored; deleting an object makes room again.
+func TestQuotaAdmission(t *testing.T) {
+	s := startGeneric(t)
+	runControllers(t, s, resourcequota.DescriptorWithOptions(resourcequota.Options{DiscoveryPeriod: time.Second}))
+	ctx := context.Background()
+	widgets := nsCreateCRD(t, s, "gadgets", "Gadget")
+	const ns = "quota-admission"
+	createNamespace(t, s.Client, ns)
+
+	hard := rqList("configmaps", 2, "count/gadgets.nsctl.example.com", 1)
+	rq := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: hard}}
+	if _, err := s.Client.CoreV1().ResourceQuotas(ns).Create(ctx, rq, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rqWaitStatus(t, s.Client, ns, "q", hard, rqList("configmaps", 0, "count/gadgets.nsctl.example.com", 0))
+
+	cms := s.Client.CoreV1().ConfigMaps(ns)
+	for _, name := range []string{"one", "two"} {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s within quota: %v", name, err)
+		}
+	}
+	_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "three"}}, metav1.CreateOptions{})
+	const want = `exceeded quota: q, requested: configmaps=1, used: configmaps=2, limited: configmaps=2`
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("third configmap: got %v, want 403 with %q", err, want)
+	}
+	if _, err := cms.Get(ctx, "three", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("refused configmap was stored: %v", err)
+	}
+
+	// Deleting one makes room once the controller has recounted.
+	if err := cms.Delete(ctx, "one", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rqWaitStatus(t, s.Client, ns, "q", hard, rqList("configmaps", 1, "count/gadgets.nsctl.example.com", 0))
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "three"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create after delete: %v", err)
+	}
+
+	dyn := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(widgets).Namespace(ns)
+	gadget := func(name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(widgets.GroupVersion().String())
+		u.SetKind("Gadget")
+		u.SetName(name)
+		return u
+	}
+	if _, err := dyn.Create(ctx, gadget("a"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("first gadget: %v", err)
+	}
+	_, err = dyn.Create(ctx, gadget("b"), metav1.CreateOptions{})
+	const wantCR = `exceeded quota: q, requested: count/gadgets.nsctl.example.com=1, used: count/gadgets.nsctl.example.com=1, limited: count/gadgets.nsctl.example.com=1`
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), wantCR) {
+		t.Fatalf("second gadget: got %v, want 403 with %q", err, wantCR)
+	}
+}
