@@ -106,7 +106,9 @@ func csrWait(t *testing.T, c kubernetes.Interface, name, what string, done func(
 	return csr
 }
 
-func csrIssued(csr *certificatesv1.CertificateSigningRequest) bool { return len(csr.Status.Certificate) > 0 }
+func csrIssued(csr *certificatesv1.CertificateSigningRequest) bool {
+	return len(csr.Status.Certificate) > 0
+}
 
 // TestCSRSigningAddsUser is the "adding a user" flow: a CSR for CN
 // csr-alice, O csr-team, approved, is signed by the controller, and the
