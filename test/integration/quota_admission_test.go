@@ -10,9 +10,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	resourcequotaadmission "k8s.io/apiserver/pkg/admission/plugin/resourcequota"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/resourcequota"
+	"github.com/gcp-project/gcp/pkg/layering"
 )
 
 // TestQuotaAdmission: with the ResourceQuota admission plugin, a quota is
@@ -74,5 +78,33 @@ func TestQuotaAdmission(t *testing.T) {
 	const wantCR = `exceeded quota: q, requested: count/gadgets.nsctl.example.com=1, used: count/gadgets.nsctl.example.com=1, limited: count/gadgets.nsctl.example.com=1`
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), wantCR) {
 		t.Fatalf("second gadget: got %v, want 403 with %q", err, wantCR)
+	}
+}
+
+// TestQuotaAdmissionDisabled: --disable-admission-plugins=ResourceQuota
+// takes the plugin out of the chain: a full quota limits nothing.
+func TestQuotaAdmissionDisabled(t *testing.T) {
+	t.Parallel()
+	s := servertesting.StartTestServer(t, servertesting.Options{
+		Extra: genericExtra(t, layering.Generic()),
+		APIServer: func(o *options.Options) {
+			o.Admission.DisablePlugins = []string{resourcequotaadmission.PluginName}
+		},
+	})
+	ctx := context.Background()
+	const ns = "quota-off"
+	createNamespace(t, s.Client, ns)
+	rq := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "q"}, Spec: corev1.ResourceQuotaSpec{Hard: rqList("configmaps", 0)}}
+	created, err := s.Client.CoreV1().ResourceQuotas(ns).Create(ctx, rq, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No controller runs here: write the status it would, a full quota.
+	created.Status = corev1.ResourceQuotaStatus{Hard: rqList("configmaps", 0), Used: rqList("configmaps", 0)}
+	if _, err := s.Client.CoreV1().ResourceQuotas(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "free"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create with the quota plugin disabled: %v", err)
 	}
 }
