@@ -458,6 +458,20 @@ func TestAdmissionPolicyParamAuthorization(t *testing.T) {
 	if _, err := reader.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("binding by reader: %v", err)
 	}
+
+	// A custom resource as paramKind, made after the server started: read
+	// access to that one resource is enough, found through discovery.
+	createCRD(t, s, "params.example.com", "limits", "Limit")
+	createClusterRole(t, s.Client, "limit-reader", rbacv1.PolicyRule{Verbs: []string{"get", "list"}, APIGroups: []string{"params.example.com"}, Resources: []string{"limits"}})
+	createClusterRoleBinding(t, s.Client, "limit-reader", "limit-reader", userSubject("writer"))
+	crdPolicy := arPolicy("with-crd-params", "params != null")
+	crdPolicy.Spec.ParamKind = &admissionregistrationv1.ParamKind{APIVersion: "params.example.com/v1", Kind: "Limit"}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, last = writer.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, crdPolicy, metav1.CreateOptions{})
+		return last == nil, nil
+	}); err != nil {
+		t.Fatalf("writer with read access to the custom paramKind: %v", last)
+	}
 }
 
 // TestValidatingAdmissionPolicyStatusController: the controller records

@@ -6,6 +6,7 @@ package registry
 import (
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -42,6 +43,11 @@ type StorageOptions struct {
 	ResourceConfig serverstorage.APIResourceConfigSource
 	// Auth is the server's authentication and authorization.
 	Auth Auth
+	// RESTMapper maps kinds to resources across everything the server
+	// serves, custom resources and aggregated APIs included, through
+	// discovery on the loopback client; it is only usable once the server
+	// runs (from request handlers, not at construction).
+	RESTMapper meta.ResettableRESTMapper
 }
 
 // NewAPIGroupInfo returns the APIGroupInfo for group with the options'

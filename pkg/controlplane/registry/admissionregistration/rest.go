@@ -49,7 +49,7 @@ func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
 // NewRESTStorage builds the storage of the v1 resources.
 func (APIGroup) NewRESTStorage(opts registry.StorageOptions) (genericapiserver.APIGroupInfo, bool, error) {
 	info := opts.NewAPIGroupInfo(admissionregistrationv1.GroupName)
-	authz := paramauthz.Checker{Authorizer: opts.Auth.Authorizer, Resolver: paramauthz.SchemeResolver{Scheme: opts.Scheme}}
+	authz := paramauthz.Checker{Authorizer: opts.Auth.Authorizer, Resolver: paramauthz.SchemeResolver{Scheme: opts.Scheme, Mapper: opts.RESTMapper}}
 
 	vwc, err := webhookconfiguration.NewValidatingStore(opts.Scheme, opts.RESTOptionsGetter)
 	if err != nil {

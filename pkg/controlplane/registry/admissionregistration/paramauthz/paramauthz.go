@@ -25,21 +25,40 @@ type Resolver interface {
 }
 
 // SchemeResolver resolves the kinds the server's own scheme serves (the
-// native types, whose resources are their lower-case plural kinds). Any
-// other kind, a custom resource's say, is not resolved, and the checks
-// then ask for permission on every resource of the group version, as
-// upstream does when discovery cannot resolve a kind.
+// native types, whose resources are their lower-case plural kinds) and
+// asks Mapper, if set, for any other: a custom resource's, an aggregated
+// API's. A kind neither knows is not resolved, and the checks then ask for
+// permission on every resource of the group version, as upstream does
+// when discovery cannot resolve a kind.
 type SchemeResolver struct {
 	Scheme *runtime.Scheme
+	// Mapper is discovery-backed; a miss resets it once, since a custom
+	// resource definition may be newer than its cache.
+	Mapper meta.ResettableRESTMapper
 }
 
-// Resolve returns gvk's resource if the scheme knows gvk.
+// Resolve returns gvk's resource.
 func (r SchemeResolver) Resolve(gvk schema.GroupVersionKind) (schema.GroupVersionResource, error) {
-	if gvk.Version == runtime.APIVersionInternal || r.Scheme == nil || !r.Scheme.Recognizes(gvk) {
-		return schema.GroupVersionResource{}, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+	notFound := &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+	if gvk.Version == runtime.APIVersionInternal {
+		return schema.GroupVersionResource{}, notFound
 	}
-	plural, _ := meta.UnsafeGuessKindToResource(gvk)
-	return plural, nil
+	if r.Scheme != nil && r.Scheme.Recognizes(gvk) {
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		return plural, nil
+	}
+	if r.Mapper == nil {
+		return schema.GroupVersionResource{}, notFound
+	}
+	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		r.Mapper.Reset()
+		m, err = r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	return m.Resource, nil
 }
 
 // Checker authorizes parameter access. A nil Authorizer allows everything.
