@@ -126,7 +126,7 @@ spec:
 	}
 	a.kubectl("create", "rolebinding", "alice-view", "--clusterrole=view", "--user=alice", "-n", "default")
 	// RBAC reads informer caches: give the fresh binding a moment.
-	csrEventually(t, 10*time.Second, "access after the RoleBinding", func() (bool, string) {
+	csrEventually(t, 30*time.Second, "access after the RoleBinding", func() (bool, string) {
 		out, err := csrKubectl(userKubeconfig, "get", "configmaps", "-n", "default")
 		return err == nil && strings.Contains(out, "kube-root-ca.crt"), out
 	})

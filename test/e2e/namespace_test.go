@@ -50,8 +50,8 @@ func TestNamespaceLifecycleWithKubectl(t *testing.T) {
 	a.kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", "crd/gadgets.example.com", "--timeout=60s")
 
 	a.kubectl("create", "namespace", "demo")
-	a.eventually(t, "default service account", 10*time.Second, func(_ string, err error) bool { return err == nil }, "-n", "demo", "get", "serviceaccount", "default")
-	a.eventually(t, "kube-root-ca.crt", 10*time.Second, func(out string, err error) bool { return err == nil && strings.Contains(out, "BEGIN CERTIFICATE") },
+	a.eventually(t, "default service account", 30*time.Second, func(_ string, err error) bool { return err == nil }, "-n", "demo", "get", "serviceaccount", "default")
+	a.eventually(t, "kube-root-ca.crt", 30*time.Second, func(out string, err error) bool { return err == nil && strings.Contains(out, "BEGIN CERTIFICATE") },
 		"-n", "demo", "get", "configmap", "kube-root-ca.crt", "-o", "jsonpath={.data.ca\\.crt}")
 
 	a.kubectl("-n", "demo", "create", "configmap", "c1", "--from-literal=k=v")

@@ -111,7 +111,7 @@ func TestRBACWithKubectl(t *testing.T) {
 	}
 	a = startAllInOne(t, dataDir)
 	mustContain(t, a.kubectl("get", "clusterrole", "system:aggregate-to-edit", "-o", "yaml"), "widgets")
-	a.eventually(t, "edit aggregates the addition", 10*time.Second, func(out string, err error) bool { return err == nil && strings.Contains(out, "widgets") },
+	a.eventually(t, "edit aggregates the addition", 30*time.Second, func(out string, err error) bool { return err == nil && strings.Contains(out, "widgets") },
 		"get", "clusterrole", "edit", "-o", "yaml")
 	mustContain(t, a.kubectl("get", "clusterrolebinding", "system:discovery"), "system:discovery")
 }

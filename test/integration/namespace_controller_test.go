@@ -85,16 +85,22 @@ func createCRD(t testing.TB, s *servertesting.TestServer, group, plural, kind st
 		return false, nil
 	})
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}
-	// Discovery may lag the Established condition a moment; the
-	// controller finds resources through it.
-	nsEventually(t, 10*time.Second, plural+" in discovery", func() (bool, error) {
-		list, err := s.Client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	// Discovery may lag the Established condition a moment, and the
+	// aggregated document (/apis, which controllers read) may lag the
+	// group's own; wait for the one the controllers use.
+	nsEventually(t, 20*time.Second, plural+" in discovery", func() (bool, error) {
+		lists, err := s.Client.Discovery().ServerPreferredNamespacedResources()
 		if err != nil {
 			return false, err
 		}
-		for _, r := range list.APIResources {
-			if r.Name == plural {
-				return true, nil
+		for _, list := range lists {
+			if list.GroupVersion != gvr.GroupVersion().String() {
+				continue
+			}
+			for _, r := range list.APIResources {
+				if r.Name == plural {
+					return true, nil
+				}
 			}
 		}
 		return false, nil
