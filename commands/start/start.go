@@ -27,6 +27,12 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address the API server listens on.")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "Port the API server serves HTTPS on (0 picks a free port).")
 	fs.StringSliceVar(&o.TLSSANs, "tls-san", o.TLSSANs, "Extra DNS names or IP addresses for the serving certificate.")
+	fs.Var(cliflag.NewMapStringString(&o.RuntimeConfig), "runtime-config",
+		"A set of key=value pairs that enable or disable built-in APIs, as for gcp apiserver, e.g. coordination.k8s.io/v1beta1=true.")
+	fs.StringSliceVar(&o.EnableAdmissionPlugins, "enable-admission-plugins", o.EnableAdmissionPlugins,
+		"Admission plugins to enable in addition to the default ones, as for gcp apiserver.")
+	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins,
+		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
 }
 
 // NewCommand returns `gcp start`; it runs until ctx is done.

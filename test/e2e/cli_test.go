@@ -35,6 +35,8 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		{"start", "--bind-address", "not-an-ip"},
 		{"start", "--no-such-flag"},
 		{"start", "--tls-san", "https://not-a-name"},
+		{"start", "--enable-admission-plugins", "NoSuchPlugin"},
+		{"start", "--runtime-config", "nope.example.com/v1=true"},
 		{"version", "-o", "xml"},
 		{"etcd", "--data-dir", ""},
 		{"etcd", "--listen-client-urls", "::bad"},

@@ -47,10 +47,10 @@ type allInOne struct {
 
 // startAllInOne runs `gcp start` on a free port and waits until kubectl
 // sees /readyz.
-func startAllInOne(t *testing.T, dataDir string) *allInOne {
+func startAllInOne(t *testing.T, dataDir string, flags ...string) *allInOne {
 	t.Helper()
 	a := &allInOne{t: t, dataDir: dataDir, log: &bytes.Buffer{}, exited: make(chan error, 1)}
-	a.cmd = exec.Command(gcpBinary, "start", "--data-dir", dataDir, "--secure-port", "0")
+	a.cmd = exec.Command(gcpBinary, append([]string{"start", "--data-dir", dataDir, "--secure-port", "0"}, flags...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)

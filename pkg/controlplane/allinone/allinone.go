@@ -33,6 +33,12 @@ type Options struct {
 	SecurePort  int
 	// TLSSANs are extra names or IPs for the serving certificate.
 	TLSSANs []string
+	// RuntimeConfig turns API group versions or resources on and off, as
+	// the apiserver's --runtime-config.
+	RuntimeConfig map[string]string
+	// EnableAdmissionPlugins and DisableAdmissionPlugins are the
+	// apiserver's --enable-admission-plugins and --disable-admission-plugins.
+	EnableAdmissionPlugins, DisableAdmissionPlugins []string
 	// APIServer, if set, is called on the apiserver options after gcp has
 	// filled in etcd, TLS and authentication, to adjust the rest.
 	APIServer func(*options.Options)
@@ -147,6 +153,11 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 	ao.Authentication.ServiceAccounts.Issuers = []string{serverURL(o.BindAddress, port)}
 	ao.Authentication.ServiceAccounts.SigningKeyFile = files.ServiceAccountKey
 	ao.Authentication.ServiceAccounts.KeyFiles = []string{files.ServiceAccountPublicKey}
+	for k, v := range o.RuntimeConfig {
+		ao.APIEnablement.RuntimeConfig[k] = v
+	}
+	ao.Admission.EnablePlugins = append(ao.Admission.EnablePlugins, o.EnableAdmissionPlugins...)
+	ao.Admission.DisablePlugins = append(ao.Admission.DisablePlugins, o.DisableAdmissionPlugins...)
 	if o.APIServer != nil {
 		o.APIServer(ao)
 	}
