@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/flowcontrol/ensurer"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
@@ -141,7 +142,7 @@ func TestFlowControl(t *testing.T) {
 
 	t.Run("bootstrap configuration", func(t *testing.T) {
 		var wantFS, wantPL []string
-		for _, fs := range append(slices.Clone(bootstrap.MandatoryFlowSchemas), bootstrap.SuggestedFlowSchemas...) {
+		for _, fs := range append(slices.Clone(bootstrap.MandatoryFlowSchemas), ensurer.SuggestedFlowSchemas()...) {
 			wantFS = append(wantFS, fs.Name)
 		}
 		for _, pl := range append(slices.Clone(bootstrap.MandatoryPriorityLevelConfigurations), bootstrap.SuggestedPriorityLevelConfigurations...) {
@@ -221,6 +222,16 @@ func TestFlowControl(t *testing.T) {
 		if resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID) == "" || resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedPriorityLevelConfigurationUID) == "" {
 			t.Errorf("an ordinary user's request has no APF headers: %v", resp.Header)
 		}
+		// gcp's controller manager is not queued with ordinary users.
+		controllersFS, err := fc.FlowSchemas().Get(ctx, ensurer.GCPControllersFlowSchema, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		controllers := flowcontrolHTTPClient(t, userConfig(t, s, bootstrappolicy.ControllersUser))
+		flowcontrolEventually(t, 30*time.Second, "the controller manager classified as gcp-controllers", func(context.Context) (bool, error) {
+			resp, _ := flowcontrolGet(t, controllers, s.AdminConfig, "/api/v1/namespaces/default/configmaps", nil)
+			return resp.Header.Get(flowcontrolv1.ResponseHeaderMatchedFlowSchemaUID) == string(controllersFS.UID), nil
+		})
 	})
 
 	t.Run("defaults", func(t *testing.T) {

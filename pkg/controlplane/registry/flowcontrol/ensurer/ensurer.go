@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -28,6 +29,8 @@ import (
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 	flowcontrolclient "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	flowcontrollisters "k8s.io/client-go/listers/flowcontrol/v1"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/flowcontrol/defaults"
@@ -100,6 +103,27 @@ func priorityLevels(client flowcontrolclient.PriorityLevelConfigurationInterface
 	}
 }
 
+// GCPControllersFlowSchema is the name of the FlowSchema gcp adds to the
+// suggested ones.
+const GCPControllersFlowSchema = "gcp-controllers"
+
+// SuggestedFlowSchemas are upstream's suggested FlowSchemas plus one for
+// gcp's controller manager: upstream's kube-controller-manager schema
+// (workload-high, precedence 800) for user system:gcp-controllers, so the
+// controllers' informers and leader election are not queued behind users'
+// requests in global-default.
+func SuggestedFlowSchemas() []*flowcontrolv1.FlowSchema {
+	controllers := bootstrap.SuggestedFlowSchemaKubeControllerManager.DeepCopy()
+	controllers.Name = GCPControllersFlowSchema
+	for i := range controllers.Spec.Rules {
+		controllers.Spec.Rules[i].Subjects = []flowcontrolv1.Subject{{
+			Kind: flowcontrolv1.SubjectKindUser,
+			User: &flowcontrolv1.UserSubject{Name: bootstrappolicy.ControllersUser},
+		}}
+	}
+	return append(slices.Clone(bootstrap.SuggestedFlowSchemas), controllers)
+}
+
 // Ensure makes one maintenance pass over the bootstrap configuration:
 // suggested objects, then mandatory ones, then removal of auto-updated
 // objects that are no longer in the bootstrap set. It stops at the first
@@ -110,7 +134,7 @@ func Ensure(ctx context.Context, client flowcontrolclient.FlowcontrolV1Interface
 	if err := ensureAll(ctx, pl, bootstrap.SuggestedPriorityLevelConfigurations, false); err != nil {
 		return fmt.Errorf("failed ensuring suggested settings - %w", err)
 	}
-	if err := ensureAll(ctx, fs, bootstrap.SuggestedFlowSchemas, false); err != nil {
+	if err := ensureAll(ctx, fs, SuggestedFlowSchemas(), false); err != nil {
 		return fmt.Errorf("failed ensuring suggested settings - %w", err)
 	}
 	if err := ensureAll(ctx, pl, bootstrap.MandatoryPriorityLevelConfigurations, true); err != nil {
@@ -119,7 +143,7 @@ func Ensure(ctx context.Context, client flowcontrolclient.FlowcontrolV1Interface
 	if err := ensureAll(ctx, fs, bootstrap.MandatoryFlowSchemas, true); err != nil {
 		return fmt.Errorf("failed ensuring mandatory settings - %w", err)
 	}
-	if err := removeUnwanted(ctx, fs, bootstrap.MandatoryFlowSchemas, bootstrap.SuggestedFlowSchemas); err != nil {
+	if err := removeUnwanted(ctx, fs, bootstrap.MandatoryFlowSchemas, SuggestedFlowSchemas()); err != nil {
 		return fmt.Errorf("failed to delete removed settings - %w", err)
 	}
 	if err := removeUnwanted(ctx, pl, bootstrap.MandatoryPriorityLevelConfigurations, bootstrap.SuggestedPriorityLevelConfigurations); err != nil {
