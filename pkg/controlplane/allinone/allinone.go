@@ -121,15 +121,6 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 	}
 
 	socket := filepath.Join(dataDir, "etcd.sock")
-	etcdCfg := etcd.DefaultConfig(filepath.Join(dataDir, "etcd"))
-	etcdCfg.ListenClientURLs = []string{etcd.UnixSocketURL(socket)}
-	etcdCfg.AdvertiseClientURLs = etcdCfg.ListenClientURLs
-	store, err := etcd.Start(etcdCfg)
-	if err != nil {
-		return fail(fmt.Errorf("etcd: %w", err))
-	}
-	cleanup = append(cleanup, func() { _ = store.Close() })
-
 	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
 		return fail(fmt.Errorf("--secure-port: %w", err))
@@ -170,6 +161,22 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 		_ = ln.Close()
 		return fail(utilerrors.NewAggregate(errs))
 	}
+	// Options are checked before etcd starts: a flag that makes no sense
+	// fails with its own error and nothing else.
+	if err := apiserver.ValidateFor(completed, extra); err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+
+	etcdCfg := etcd.DefaultConfig(filepath.Join(dataDir, "etcd"))
+	etcdCfg.ListenClientURLs = []string{etcd.UnixSocketURL(socket)}
+	etcdCfg.AdvertiseClientURLs = etcdCfg.ListenClientURLs
+	store, err := etcd.Start(etcdCfg)
+	if err != nil {
+		_ = ln.Close()
+		return fail(fmt.Errorf("etcd: %w", err))
+	}
+	cleanup = append(cleanup, func() { _ = store.Close() })
 	cfg, err := apiserver.NewConfig(completed, extra)
 	if err != nil {
 		_ = ln.Close()

@@ -30,6 +30,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/filters"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/server/resourceconfig"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/util/webhook"
@@ -133,16 +134,41 @@ func defaultResourceConfig(scheme *runtime.Scheme, groups []registry.APIGroup) *
 	return rc
 }
 
+// ValidateFor checks what options.Validate cannot, not knowing the
+// composition: --runtime-config names only groups of the native, CRD and
+// APIService servers; --enable-admission-plugins only plugins the
+// composition supports; API Priority and Fairness has its API. NewConfig
+// checks it too; call it first to fail before starting anything.
+func ValidateFor(o options.CompletedOptions, extra Extra) error {
+	scheme, err := NewScheme(extra.APIGroups)
+	if err != nil {
+		return err
+	}
+	if errs := o.APIEnablement.Validate(scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme); len(errs) > 0 {
+		return fmt.Errorf("--runtime-config: %w", utilerrors.NewAggregate(errs))
+	}
+	if _, err := admissionFor(o.Admission, extra.AdmissionPlugins); err != nil {
+		return err
+	}
+	resources, err := resourceconfig.MergeAPIResourceConfigs(defaultResourceConfig(scheme, extra.APIGroups), o.APIEnablement.RuntimeConfig, scheme)
+	if err != nil {
+		return fmt.Errorf("--runtime-config: %w", err)
+	}
+	if o.Features.EnablePriorityAndFairness && servesFlowControl(extra.APIGroups) &&
+		!resources.ResourceEnabled(flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")) {
+		return fmt.Errorf("API Priority and Fairness needs --runtime-config=%s=true, or --enable-priority-and-fairness=false", flowcontrolv1.SchemeGroupVersion)
+	}
+	return nil
+}
+
 // NewConfig builds the configuration of every server from options.
 func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	scheme, err := NewScheme(extra.APIGroups)
 	if err != nil {
 		return nil, err
 	}
-	// --runtime-config may name the groups of the native, CRD and
-	// APIService servers; the native scheme exists only from here on.
-	if errs := o.APIEnablement.Validate(scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme); len(errs) > 0 {
-		return nil, fmt.Errorf("--runtime-config: %w", utilerrors.NewAggregate(errs))
+	if err := ValidateFor(o, extra); err != nil {
+		return nil, err
 	}
 	codecs := serializer.NewCodecFactory(scheme)
 	c := &Config{Options: o, Extra: extra, Scheme: scheme, Codecs: codecs}
@@ -184,9 +210,6 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 		// API Priority and Fairness reads its configuration from the
 		// flowcontrol API; without the layer the max-in-flight limits apply.
 		features.EnablePriorityAndFairness = false
-	}
-	if features.EnablePriorityAndFairness && !gc.MergedResourceConfig.ResourceEnabled(flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")) {
-		return nil, fmt.Errorf("API Priority and Fairness needs --runtime-config=%s=true, or --enable-priority-and-fairness=false", flowcontrolv1.SchemeGroupVersion)
 	}
 	if err := features.ApplyTo(gc, client, c.Informers); err != nil {
 		return nil, fmt.Errorf("features: %w", err)
