@@ -15,52 +15,40 @@ import (
 // Register adds the defaulting function of every served type, list types
 // included, to scheme.
 func Register(scheme *runtime.Scheme) {
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.ValidatingWebhookConfiguration{}, func(obj any) {
-		ValidatingWebhookConfiguration(obj.(*admissionregistrationv1.ValidatingWebhookConfiguration))
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.ValidatingWebhookConfigurationList{}, func(obj any) {
-		for i := range obj.(*admissionregistrationv1.ValidatingWebhookConfigurationList).Items {
-			ValidatingWebhookConfiguration(&obj.(*admissionregistrationv1.ValidatingWebhookConfigurationList).Items[i])
-		}
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.MutatingWebhookConfiguration{}, func(obj any) {
-		MutatingWebhookConfiguration(obj.(*admissionregistrationv1.MutatingWebhookConfiguration))
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.MutatingWebhookConfigurationList{}, func(obj any) {
-		for i := range obj.(*admissionregistrationv1.MutatingWebhookConfigurationList).Items {
-			MutatingWebhookConfiguration(&obj.(*admissionregistrationv1.MutatingWebhookConfigurationList).Items[i])
-		}
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.ValidatingAdmissionPolicy{}, func(obj any) {
-		ValidatingAdmissionPolicy(obj.(*admissionregistrationv1.ValidatingAdmissionPolicy))
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.ValidatingAdmissionPolicyList{}, func(obj any) {
-		for i := range obj.(*admissionregistrationv1.ValidatingAdmissionPolicyList).Items {
-			ValidatingAdmissionPolicy(&obj.(*admissionregistrationv1.ValidatingAdmissionPolicyList).Items[i])
-		}
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, func(obj any) {
-		ValidatingAdmissionPolicyBinding(obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBinding))
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.ValidatingAdmissionPolicyBindingList{}, func(obj any) {
-		for i := range obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBindingList).Items {
-			ValidatingAdmissionPolicyBinding(&obj.(*admissionregistrationv1.ValidatingAdmissionPolicyBindingList).Items[i])
-		}
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.MutatingAdmissionPolicy{}, func(obj any) {
-		MutatingAdmissionPolicy(obj.(*admissionregistrationv1.MutatingAdmissionPolicy))
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.MutatingAdmissionPolicyList{}, func(obj any) {
-		for i := range obj.(*admissionregistrationv1.MutatingAdmissionPolicyList).Items {
-			MutatingAdmissionPolicy(&obj.(*admissionregistrationv1.MutatingAdmissionPolicyList).Items[i])
-		}
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.MutatingAdmissionPolicyBinding{}, func(obj any) {
-		MutatingAdmissionPolicyBinding(obj.(*admissionregistrationv1.MutatingAdmissionPolicyBinding))
-	})
-	scheme.AddTypeDefaultingFunc(&admissionregistrationv1.MutatingAdmissionPolicyBindingList{}, func(obj any) {
-		for i := range obj.(*admissionregistrationv1.MutatingAdmissionPolicyBindingList).Items {
-			MutatingAdmissionPolicyBinding(&obj.(*admissionregistrationv1.MutatingAdmissionPolicyBindingList).Items[i])
+	addDefaulter(scheme, &admissionregistrationv1.ValidatingWebhookConfiguration{}, &admissionregistrationv1.ValidatingWebhookConfigurationList{},
+		ValidatingWebhookConfiguration, func(l *admissionregistrationv1.ValidatingWebhookConfigurationList) []admissionregistrationv1.ValidatingWebhookConfiguration {
+			return l.Items
+		})
+	addDefaulter(scheme, &admissionregistrationv1.MutatingWebhookConfiguration{}, &admissionregistrationv1.MutatingWebhookConfigurationList{},
+		MutatingWebhookConfiguration, func(l *admissionregistrationv1.MutatingWebhookConfigurationList) []admissionregistrationv1.MutatingWebhookConfiguration {
+			return l.Items
+		})
+	addDefaulter(scheme, &admissionregistrationv1.ValidatingAdmissionPolicy{}, &admissionregistrationv1.ValidatingAdmissionPolicyList{},
+		ValidatingAdmissionPolicy, func(l *admissionregistrationv1.ValidatingAdmissionPolicyList) []admissionregistrationv1.ValidatingAdmissionPolicy {
+			return l.Items
+		})
+	addDefaulter(scheme, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, &admissionregistrationv1.ValidatingAdmissionPolicyBindingList{},
+		ValidatingAdmissionPolicyBinding, func(l *admissionregistrationv1.ValidatingAdmissionPolicyBindingList) []admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+			return l.Items
+		})
+	addDefaulter(scheme, &admissionregistrationv1.MutatingAdmissionPolicy{}, &admissionregistrationv1.MutatingAdmissionPolicyList{},
+		MutatingAdmissionPolicy, func(l *admissionregistrationv1.MutatingAdmissionPolicyList) []admissionregistrationv1.MutatingAdmissionPolicy {
+			return l.Items
+		})
+	addDefaulter(scheme, &admissionregistrationv1.MutatingAdmissionPolicyBinding{}, &admissionregistrationv1.MutatingAdmissionPolicyBindingList{},
+		MutatingAdmissionPolicyBinding, func(l *admissionregistrationv1.MutatingAdmissionPolicyBindingList) []admissionregistrationv1.MutatingAdmissionPolicyBinding {
+			return l.Items
+		})
+}
+
+// addDefaulter registers set for obj's type T and for its list type L,
+// whose items items returns.
+func addDefaulter[T, L any](scheme *runtime.Scheme, obj, list runtime.Object, set func(*T), items func(*L) []T) {
+	scheme.AddTypeDefaultingFunc(obj, func(o any) { set(o.(*T)) })
+	scheme.AddTypeDefaultingFunc(list, func(o any) {
+		all := items(o.(*L))
+		for i := range all {
+			set(&all[i])
 		}
 	})
 }
