@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -46,22 +47,50 @@ type Strategy[T runtime.Object] struct {
 	CreateOnUpdate bool
 	// UnconditionalUpdate allows PUT without a resourceVersion.
 	UnconditionalUpdate bool
+	// Spec, if set, returns the part of an object whose changes are
+	// generations, as upstream's strategies do: metadata.generation is 1
+	// on create and goes up by one on an update that changes Spec (compared
+	// after PrepareUpdateFn, so a status update that restores the spec
+	// never counts).
+	Spec func(obj T) any
 }
 
 // NamespaceScoped reports whether objects are namespaced.
 func (s *Strategy[T]) NamespaceScoped() bool { return s.Namespaced }
 
-// PrepareForCreate calls PrepareCreate.
+// PrepareForCreate calls PrepareCreate and starts the generation at 1
+// when Spec is set.
 func (s *Strategy[T]) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	if s.PrepareCreate != nil {
 		s.PrepareCreate(ctx, obj.(T))
 	}
+	if s.Spec != nil {
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetGeneration(1)
+		}
+	}
 }
 
-// PrepareForUpdate calls PrepareUpdateFn.
+// PrepareForUpdate calls PrepareUpdateFn, then, when Spec is set, bumps
+// the generation if the spec changed.
 func (s *Strategy[T]) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	if s.PrepareUpdateFn != nil {
 		s.PrepareUpdateFn(ctx, obj.(T), old.(T))
+	}
+	if s.Spec == nil {
+		return
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	oldMeta, err := meta.Accessor(old)
+	if err != nil {
+		return
+	}
+	// rest.BeforeUpdate has already set the old generation.
+	if !apiequality.Semantic.DeepEqual(s.Spec(obj.(T)), s.Spec(old.(T))) {
+		m.SetGeneration(oldMeta.GetGeneration() + 1)
 	}
 }
 

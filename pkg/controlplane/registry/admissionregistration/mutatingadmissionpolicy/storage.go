@@ -7,7 +7,6 @@ import (
 	"context"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -26,16 +25,9 @@ import (
 // paramKind is authorized like a validating admission policy.
 func Strategy(typer runtime.ObjectTyper, authz paramauthz.Checker) *typed.Strategy[*admissionregistrationv1.MutatingAdmissionPolicy] {
 	return &typed.Strategy[*admissionregistrationv1.MutatingAdmissionPolicy]{
+		Spec:          func(p *admissionregistrationv1.MutatingAdmissionPolicy) any { return p.Spec },
 		ObjectTyper:   typer,
 		NameGenerator: names.SimpleNameGenerator,
-		PrepareCreate: func(_ context.Context, p *admissionregistrationv1.MutatingAdmissionPolicy) {
-			p.Generation = 1
-		},
-		PrepareUpdateFn: func(_ context.Context, p, old *admissionregistrationv1.MutatingAdmissionPolicy) {
-			if !apiequality.Semantic.DeepEqual(p.Spec, old.Spec) {
-				p.Generation = old.Generation + 1
-			}
-		},
 		ValidateCreate: func(ctx context.Context, p *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorList {
 			errs := validation.ValidateMutatingAdmissionPolicy(p)
 			errs = append(errs, validation.ValidateStaticSuffix(p.Name, field.NewPath("metadata", "name"))...)

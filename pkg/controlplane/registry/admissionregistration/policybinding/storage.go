@@ -43,16 +43,9 @@ func ValidatingStrategy(typer runtime.ObjectTyper, authz paramauthz.Checker, pol
 		return nil
 	}
 	return &typed.Strategy[*admissionregistrationv1.ValidatingAdmissionPolicyBinding]{
+		Spec:          func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) any { return b.Spec },
 		ObjectTyper:   typer,
 		NameGenerator: names.SimpleNameGenerator,
-		PrepareCreate: func(_ context.Context, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-			b.Generation = 1
-		},
-		PrepareUpdateFn: func(_ context.Context, b, old *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-			if !apiequality.Semantic.DeepEqual(b.Spec, old.Spec) {
-				b.Generation = old.Generation + 1
-			}
-		},
 		ValidateCreate: func(ctx context.Context, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
 			errs := validation.ValidateValidatingAdmissionPolicyBinding(b)
 			errs = append(errs, validation.ValidateStaticSuffix(b.Name, field.NewPath("metadata", "name"))...)
@@ -83,16 +76,9 @@ func MutatingStrategy(typer runtime.ObjectTyper, authz paramauthz.Checker, polic
 		return nil
 	}
 	return &typed.Strategy[*admissionregistrationv1.MutatingAdmissionPolicyBinding]{
+		Spec:          func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) any { return b.Spec },
 		ObjectTyper:   typer,
 		NameGenerator: names.SimpleNameGenerator,
-		PrepareCreate: func(_ context.Context, b *admissionregistrationv1.MutatingAdmissionPolicyBinding) {
-			b.Generation = 1
-		},
-		PrepareUpdateFn: func(_ context.Context, b, old *admissionregistrationv1.MutatingAdmissionPolicyBinding) {
-			if !apiequality.Semantic.DeepEqual(b.Spec, old.Spec) {
-				b.Generation = old.Generation + 1
-			}
-		},
 		ValidateCreate: func(ctx context.Context, b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
 			errs := validation.ValidateMutatingAdmissionPolicyBinding(b)
 			errs = append(errs, validation.ValidateStaticSuffix(b.Name, field.NewPath("metadata", "name"))...)

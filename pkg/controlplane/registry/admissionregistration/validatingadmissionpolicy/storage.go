@@ -9,7 +9,6 @@ import (
 	"context"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -37,17 +36,14 @@ type Storage struct {
 // writer must be able to get every object of that kind.
 func Strategy(typer runtime.ObjectTyper, authz paramauthz.Checker) *typed.Strategy[*admissionregistrationv1.ValidatingAdmissionPolicy] {
 	return &typed.Strategy[*admissionregistrationv1.ValidatingAdmissionPolicy]{
+		Spec:          func(p *admissionregistrationv1.ValidatingAdmissionPolicy) any { return p.Spec },
 		ObjectTyper:   typer,
 		NameGenerator: names.SimpleNameGenerator,
 		PrepareCreate: func(_ context.Context, p *admissionregistrationv1.ValidatingAdmissionPolicy) {
 			p.Status = admissionregistrationv1.ValidatingAdmissionPolicyStatus{}
-			p.Generation = 1
 		},
 		PrepareUpdateFn: func(_ context.Context, p, old *admissionregistrationv1.ValidatingAdmissionPolicy) {
 			p.Status = old.Status
-			if !apiequality.Semantic.DeepEqual(p.Spec, old.Spec) {
-				p.Generation = old.Generation + 1
-			}
 		},
 		ValidateCreate: func(ctx context.Context, p *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
 			errs := validation.ValidateValidatingAdmissionPolicy(p)

@@ -6,7 +6,6 @@ package webhookconfiguration
 
 import (
 	"context"
-	"reflect"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,16 +23,9 @@ import (
 // ValidatingStrategy is the strategy of validatingwebhookconfigurations.
 func ValidatingStrategy(typer runtime.ObjectTyper) *typed.Strategy[*admissionregistrationv1.ValidatingWebhookConfiguration] {
 	return &typed.Strategy[*admissionregistrationv1.ValidatingWebhookConfiguration]{
+		Spec:          func(c *admissionregistrationv1.ValidatingWebhookConfiguration) any { return c.Webhooks },
 		ObjectTyper:   typer,
 		NameGenerator: names.SimpleNameGenerator,
-		PrepareCreate: func(_ context.Context, c *admissionregistrationv1.ValidatingWebhookConfiguration) {
-			c.Generation = 1
-		},
-		PrepareUpdateFn: func(_ context.Context, c, old *admissionregistrationv1.ValidatingWebhookConfiguration) {
-			if !reflect.DeepEqual(c.Webhooks, old.Webhooks) {
-				c.Generation = old.Generation + 1
-			}
-		},
 		ValidateCreate: func(_ context.Context, c *admissionregistrationv1.ValidatingWebhookConfiguration) field.ErrorList {
 			errs := validation.ValidateValidatingWebhookConfiguration(c)
 			return append(errs, validation.ValidateStaticSuffix(c.Name, field.NewPath("metadata", "name"))...)
@@ -53,16 +45,9 @@ func ValidatingStrategy(typer runtime.ObjectTyper) *typed.Strategy[*admissionreg
 // MutatingStrategy is the strategy of mutatingwebhookconfigurations.
 func MutatingStrategy(typer runtime.ObjectTyper) *typed.Strategy[*admissionregistrationv1.MutatingWebhookConfiguration] {
 	return &typed.Strategy[*admissionregistrationv1.MutatingWebhookConfiguration]{
+		Spec:          func(c *admissionregistrationv1.MutatingWebhookConfiguration) any { return c.Webhooks },
 		ObjectTyper:   typer,
 		NameGenerator: names.SimpleNameGenerator,
-		PrepareCreate: func(_ context.Context, c *admissionregistrationv1.MutatingWebhookConfiguration) {
-			c.Generation = 1
-		},
-		PrepareUpdateFn: func(_ context.Context, c, old *admissionregistrationv1.MutatingWebhookConfiguration) {
-			if !reflect.DeepEqual(c.Webhooks, old.Webhooks) {
-				c.Generation = old.Generation + 1
-			}
-		},
 		ValidateCreate: func(_ context.Context, c *admissionregistrationv1.MutatingWebhookConfiguration) field.ErrorList {
 			errs := validation.ValidateMutatingWebhookConfiguration(c)
 			return append(errs, validation.ValidateStaticSuffix(c.Name, field.NewPath("metadata", "name"))...)

@@ -7,7 +7,6 @@ import (
 	"context"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -30,17 +29,14 @@ type Storage struct {
 // change bumps metadata.generation, and only /status writes the status.
 func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	strategy := &typed.Strategy[*flowcontrolv1.FlowSchema]{
+		Spec:                func(fs *flowcontrolv1.FlowSchema) any { return fs.Spec },
 		ObjectTyper:         typer,
 		NameGenerator:       names.SimpleNameGenerator,
 		UnconditionalUpdate: true,
 		PrepareCreate: func(_ context.Context, fs *flowcontrolv1.FlowSchema) {
 			fs.Status = flowcontrolv1.FlowSchemaStatus{}
-			fs.Generation = 1
 		},
 		PrepareUpdateFn: func(_ context.Context, fs, old *flowcontrolv1.FlowSchema) {
-			if !apiequality.Semantic.DeepEqual(fs.Spec, old.Spec) {
-				fs.Generation = old.Generation + 1
-			}
 			fs.Status = old.Status
 		},
 		ValidateCreate: func(_ context.Context, fs *flowcontrolv1.FlowSchema) field.ErrorList {

@@ -6,7 +6,6 @@ import (
 	"context"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -31,17 +30,14 @@ type Storage struct {
 // writes the status.
 func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (*Storage, error) {
 	strategy := &typed.Strategy[*flowcontrolv1.PriorityLevelConfiguration]{
+		Spec:                func(pl *flowcontrolv1.PriorityLevelConfiguration) any { return pl.Spec },
 		ObjectTyper:         typer,
 		NameGenerator:       names.SimpleNameGenerator,
 		UnconditionalUpdate: true,
 		PrepareCreate: func(_ context.Context, pl *flowcontrolv1.PriorityLevelConfiguration) {
 			pl.Status = flowcontrolv1.PriorityLevelConfigurationStatus{}
-			pl.Generation = 1
 		},
 		PrepareUpdateFn: func(_ context.Context, pl, old *flowcontrolv1.PriorityLevelConfiguration) {
-			if !apiequality.Semantic.DeepEqual(pl.Spec, old.Spec) {
-				pl.Generation = old.Generation + 1
-			}
 			pl.Status = old.Status
 		},
 		ValidateCreate: func(_ context.Context, pl *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
