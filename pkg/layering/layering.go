@@ -1,7 +1,8 @@
 // Package layering composes a control plane from layers. A Layer bundles
 // what one slice of the API needs: native API groups, whether CRDs or
-// aggregation are served, and post-start hooks (later also controllers,
-// admission plugins and bootstrap policy). The generic control plane is a
+// aggregation are served, post-start hooks (bootstrap policy and
+// configuration), authorizers, controllers and the admission plugins its
+// APIs make work. The generic control plane is a
 // Stack of layers; a consumer removes, replaces or adds layers in code:
 //
 //	stack := layering.Generic().Without(layering.Coordination).With(myLayer)
