@@ -144,6 +144,11 @@ func ValidateFor(o options.CompletedOptions, extra Extra) error {
 	if err != nil {
 		return err
 	}
+	return validateFor(o, extra, scheme)
+}
+
+// validateFor is ValidateFor with the native scheme already built.
+func validateFor(o options.CompletedOptions, extra Extra, scheme *runtime.Scheme) error {
 	if errs := o.APIEnablement.Validate(scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme); len(errs) > 0 {
 		return fmt.Errorf("--runtime-config: %w", utilerrors.NewAggregate(errs))
 	}
@@ -167,7 +172,7 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ValidateFor(o, extra); err != nil {
+	if err := validateFor(o, extra, scheme); err != nil {
 		return nil, err
 	}
 	codecs := serializer.NewCodecFactory(scheme)
