@@ -17,6 +17,7 @@ import (
 	"github.com/gcp-project/gcp/commands/kubectl"
 	"github.com/gcp-project/gcp/commands/start"
 	"github.com/gcp-project/gcp/commands/version"
+	"github.com/gcp-project/gcp/pkg/layering"
 )
 
 func main() {
@@ -40,13 +41,14 @@ func newRoot(ctx context.Context) *cobra.Command {
 		// Errors are one line; --help shows usage.
 		SilenceUsage: true,
 	}
+	stack := layering.Generic()
 	root.AddCommand(
-		start.NewCommand(ctx),
-		apiserver.NewCommand(ctx),
-		controllers.NewCommand(ctx),
+		start.NewCommand(ctx, stack),
+		apiserver.NewCommand(ctx, stack),
+		controllers.NewCommand(ctx, stack),
 		etcd.NewCommand(ctx),
 		kubectl.NewCommand(start.DefaultDataDir),
-		version.NewCommand(),
+		version.NewCommand(root.Name()),
 	)
 	return root
 }

@@ -19,8 +19,9 @@ import (
 // NewOptions returns the apiserver's defaults.
 func NewOptions() *options.Options { return options.NewOptions() }
 
-// NewCommand returns `gcp apiserver`; it serves until ctx is done.
-func NewCommand(ctx context.Context) *cobra.Command {
+// NewCommand returns `apiserver` serving the APIs of stack; it serves until
+// ctx is done.
+func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 	o := NewOptions()
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)
@@ -38,7 +39,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 			if errs := completed.Validate(); len(errs) > 0 {
 				return utilerrors.NewAggregate(errs)
 			}
-			return Run(ctx, completed, layering.Generic())
+			return Run(ctx, completed, stack)
 		},
 	}
 	for _, fs := range fss.FlagSets {
@@ -51,11 +52,11 @@ func NewCommand(ctx context.Context) *cobra.Command {
 
 // Run serves the stack's APIs with the completed options until ctx is done.
 func Run(ctx context.Context, o options.CompletedOptions, stack layering.Stack) error {
-	extra, err := stack.Extra()
+	comp, err := stack.Compose()
 	if err != nil {
 		return err
 	}
-	cfg, err := apiserver.NewConfig(o, extra)
+	cfg, err := apiserver.NewConfig(o, comp)
 	if err != nil {
 		return fmt.Errorf("configuring the apiserver: %w", err)
 	}

@@ -15,24 +15,26 @@ import (
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
-// NewOptions returns the defaults for the generic control plane's
-// controllers.
-func NewOptions() (*controllers.Options, error) {
-	descriptors, err := layering.Generic().Controllers()
+// NewOptions returns the defaults for the stack's controllers, leader
+// election on.
+func NewOptions(stack layering.Stack) (*controllers.Options, error) {
+	comp, err := stack.Compose()
 	if err != nil {
 		return nil, err
 	}
-	o := controllers.NewOptions(descriptors)
+	o := controllers.NewOptions(comp.Controllers)
 	o.Generic.LeaderElection.LeaderElect = true
 	return o, nil
 }
 
-// NewCommand returns `gcp controllers`; it runs until ctx is done.
-func NewCommand(ctx context.Context) *cobra.Command {
-	o, err := NewOptions()
+// NewCommand returns `controllers` running the stack's controllers; it
+// runs until ctx is done.
+func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
+	o, err := NewOptions(stack)
 	if err != nil {
-		// The generic stack is fixed at build time; a duplicate is a bug.
-		panic(fmt.Sprintf("generic control plane controllers: %v", err))
+		// The stack is fixed when main builds it; an invalid one is a bug
+		// there, found by its first run.
+		panic(fmt.Sprintf("controllers of the stack: %v", err))
 	}
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)

@@ -35,8 +35,9 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
 }
 
-// NewCommand returns `gcp start`; it runs until ctx is done.
-func NewCommand(ctx context.Context) *cobra.Command {
+// NewCommand returns `start` for the control plane stack makes; it runs
+// until ctx is done.
+func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 	o := NewOptions()
 	fss := &cliflag.NamedFlagSets{}
 	AddFlags(o, fss)
@@ -47,20 +48,16 @@ func NewCommand(ctx context.Context) *cobra.Command {
 			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			stack := layering.Generic()
-			extra, err := stack.Extra()
+			comp, err := stack.Compose()
 			if err != nil {
 				return err
 			}
-			if o.Controllers, err = stack.Controllers(); err != nil {
-				return err
-			}
-			cp, err := allinone.Start(ctx, *o, extra)
+			cp, err := allinone.Start(ctx, *o, comp)
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "gcp is serving on %s\n", cp.URL)
+			fmt.Fprintf(out, "%s is serving on %s\n", cmd.Root().Name(), cp.URL)
 			fmt.Fprintf(out, "admin kubeconfig: %s\n", cp.AdminKubeconfig)
 			fmt.Fprintf(out, "export KUBECONFIG=%s\n", cp.AdminKubeconfig)
 			return cp.Wait()

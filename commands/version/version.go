@@ -1,4 +1,5 @@
-// Package version is `gcp version`: the Kubernetes version gcp implements.
+// Package version is `gcp version`: the Kubernetes version gcp (or a
+// control plane built with it) implements.
 package version
 
 import (
@@ -10,18 +11,18 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/version"
 )
 
-// NewCommand returns `gcp version`.
-func NewCommand() *cobra.Command {
+// NewCommand returns `version`, printing name before the version.
+func NewCommand(name string) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print the Kubernetes version gcp implements",
+		Short: "Print the Kubernetes version " + name + " implements",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info := version.Get()
 			switch output {
 			case "":
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "gcp %s (%s, %s)\n", info.GitVersion, info.GoVersion, info.Platform)
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s (%s, %s)\n", name, info.GitVersion, info.GoVersion, info.Platform)
 				return err
 			case "json":
 				b, err := json.MarshalIndent(info, "", "  ")

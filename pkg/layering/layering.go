@@ -1,12 +1,12 @@
 // Package layering composes a control plane from layers. A Layer bundles
-// what one slice of the API needs: native API groups, whether CRDs or
-// aggregation are served, post-start hooks (bootstrap policy and
-// configuration), authorizers, controllers and the admission plugins its
-// APIs make work. The generic control plane is a
+// what one slice of the API needs: native API groups with their OpenAPI
+// definitions, whether CRDs or aggregation are served, post-start hooks,
+// authorizers, controllers, the RBAC policy they run under and the
+// admission plugins its APIs make work. The generic control plane is a
 // Stack of layers; a consumer removes, replaces or adds layers in code:
 //
 //	stack := layering.Generic().Without(layering.Coordination).With(myLayer)
-//	extra := stack.Extra() // -> apiserver.NewConfig(opts, extra)
+//	comp, err := stack.Compose() // -> apiserver.NewConfig(opts, comp), allinone.Start(ctx, o, comp)
 package layering
 
 import (
@@ -21,15 +21,16 @@ import (
 	validatingwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook/validating"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	clientgoinformers "k8s.io/client-go/informers"
+	"k8s.io/kube-openapi/pkg/common"
 
 	certapproval "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/approval"
 	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/ctbattest"
 	certsigning "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/signing"
 	certsubjectrestriction "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/subjectrestriction"
-	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	authrbac "github.com/gcp-project/gcp/pkg/controlplane/auth/rbac"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/clusterroleaggregation"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/csrcleaner"
@@ -90,6 +91,10 @@ type Layer struct {
 	Name string
 	// APIGroups are native groups the layer serves.
 	APIGroups []registry.APIGroup
+	// OpenAPIDefinitions are the generated definitions (openapi-gen) of
+	// the layer's own types; gcp's, k8s.io/api's and k8s.io/apimachinery's
+	// are always there. A group of one's own fails to start without them.
+	OpenAPIDefinitions common.GetOpenAPIDefinitions
 	// APIExtensions serves CRDs; Aggregation serves APIServices in front.
 	APIExtensions bool
 	Aggregation   bool
@@ -98,10 +103,15 @@ type Layer struct {
 	// Authorizers join the authorizer chain after system:masters, in
 	// stack order. A stack without any authorizes "system:masters or
 	// nothing".
-	Authorizers []apiserver.AuthorizerFactory
+	Authorizers []composition.AuthorizerFactory
 	// Controllers are the layer's controllers, run by `gcp controllers`
 	// and `gcp start`.
 	Controllers []controllers.Descriptor
+	// Policy is the RBAC the layer brings (its controllers' roles,
+	// roles for its users), reconciled at every start with the bootstrap
+	// policy when the stack serves RBAC. bootstrappolicy.ControllerPolicy
+	// makes a controller's.
+	Policy bootstrappolicy.Policy
 	// AdmissionPlugins names the plugins of gcp's admission set
 	// (pkg/controlplane/admission) that the layer's APIs make work; they
 	// run in the set's order, whichever layer names them.
@@ -155,14 +165,14 @@ func Generic() Stack {
 
 // RBACLayer is the RBAC layer: the rbac.authorization.k8s.io API, the RBAC
 // authorizer reading it from informer caches, and the bootstrap policy
-// reconciled at every start.
+// (with every other layer's policy) reconciled at every start.
 func RBACLayer() Layer {
 	return Layer{
-		Name:           RBAC,
-		APIGroups:      []registry.APIGroup{rbac.APIGroup{}},
-		PostStartHooks: map[string]genericapiserver.PostStartHookFunc{bootstrappolicy.HookName: bootstrappolicy.Hook},
-		Controllers:    []controllers.Descriptor{clusterroleaggregation.Descriptor()},
-		Authorizers: []apiserver.AuthorizerFactory{func(informers clientgoinformers.SharedInformerFactory) (options.NamedAuthorizer, error) {
+		Name:        RBAC,
+		APIGroups:   []registry.APIGroup{rbac.APIGroup{}},
+		Policy:      bootstrappolicy.Default(),
+		Controllers: []controllers.Descriptor{clusterroleaggregation.Descriptor()},
+		Authorizers: []composition.AuthorizerFactory{func(informers clientgoinformers.SharedInformerFactory) (options.NamedAuthorizer, error) {
 			a, err := authrbac.NewFromInformers(informers.Rbac().V1())
 			if err != nil {
 				return options.NamedAuthorizer{}, err
@@ -200,52 +210,48 @@ func (s Stack) Names() []string {
 	return names
 }
 
-// Controllers returns the controllers of every layer, failing on two with
-// one name.
-func (s Stack) Controllers() ([]controllers.Descriptor, error) {
-	var out []controllers.Descriptor
-	seen := map[string]string{}
-	for _, l := range s {
-		for _, d := range l.Controllers {
-			if other, ok := seen[d.Name]; ok {
-				return nil, fmt.Errorf("controller %q is in layers %q and %q", d.Name, other, l.Name)
-			}
-			seen[d.Name] = l.Name
-			out = append(out, d)
-		}
-	}
-	return out, nil
-}
-
-// Extra merges the layers into the apiserver's composition settings. It
-// fails on two layers with one name, two layers serving one API group, or
-// two post-start hooks with one name.
-func (s Stack) Extra() (apiserver.Extra, error) {
-	extra := apiserver.Extra{PostStartHooks: map[string]genericapiserver.PostStartHookFunc{}}
+// Compose merges the layers into the composition every part of the
+// control plane is built from. It fails on two layers with one name, two
+// layers serving one API group, two post-start hooks or two controllers
+// with one name.
+func (s Stack) Compose() (composition.Composition, error) {
+	c := composition.Composition{PostStartHooks: map[string]genericapiserver.PostStartHookFunc{}}
 	seenLayers := map[string]bool{}
 	seenGroups := map[string]string{}
+	seenControllers := map[string]string{}
 	for _, l := range s {
 		if seenLayers[l.Name] {
-			return apiserver.Extra{}, fmt.Errorf("layer %q appears twice", l.Name)
+			return composition.Composition{}, fmt.Errorf("layer %q appears twice", l.Name)
 		}
 		seenLayers[l.Name] = true
 		for _, g := range l.APIGroups {
 			if other, ok := seenGroups[g.GroupName()]; ok {
-				return apiserver.Extra{}, fmt.Errorf("API group %q is served by layers %q and %q", g.GroupName(), other, l.Name)
+				return composition.Composition{}, fmt.Errorf("API group %q is served by layers %q and %q", g.GroupName(), other, l.Name)
 			}
 			seenGroups[g.GroupName()] = l.Name
-			extra.APIGroups = append(extra.APIGroups, g)
+			c.APIGroups = append(c.APIGroups, g)
 		}
-		extra.APIExtensions = extra.APIExtensions || l.APIExtensions
-		extra.Aggregator = extra.Aggregator || l.Aggregation
-		extra.Authorizers = append(extra.Authorizers, l.Authorizers...)
-		extra.AdmissionPlugins = append(extra.AdmissionPlugins, l.AdmissionPlugins...)
+		if l.OpenAPIDefinitions != nil {
+			c.OpenAPIDefinitions = append(c.OpenAPIDefinitions, l.OpenAPIDefinitions)
+		}
+		c.APIExtensions = c.APIExtensions || l.APIExtensions
+		c.Aggregator = c.Aggregator || l.Aggregation
+		c.Authorizers = append(c.Authorizers, l.Authorizers...)
+		c.AdmissionPlugins = append(c.AdmissionPlugins, l.AdmissionPlugins...)
+		c.Policy = c.Policy.Merge(l.Policy)
 		for name, hook := range l.PostStartHooks {
-			if _, ok := extra.PostStartHooks[name]; ok {
-				return apiserver.Extra{}, fmt.Errorf("post-start hook %q is added twice (layer %q)", name, l.Name)
+			if _, ok := c.PostStartHooks[name]; ok {
+				return composition.Composition{}, fmt.Errorf("post-start hook %q is added twice (layer %q)", name, l.Name)
 			}
-			extra.PostStartHooks[name] = hook
+			c.PostStartHooks[name] = hook
+		}
+		for _, d := range l.Controllers {
+			if other, ok := seenControllers[d.Name]; ok {
+				return composition.Composition{}, fmt.Errorf("controller %q is in layers %q and %q", d.Name, other, l.Name)
+			}
+			seenControllers[d.Name] = l.Name
+			c.Controllers = append(c.Controllers, d)
 		}
 	}
-	return extra, nil
+	return c, nil
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // TestAnonymousFromAuthenticationConfig: the anonymous section of an
@@ -28,8 +28,8 @@ anonymous:
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := servertesting.StartTestServer(t, servertesting.Options{
-		Extra:     genericExtra(t, layering.Generic()),
+	s := testserver.Start(t, testserver.Options{
+		Stack:     layering.Generic(),
 		APIServer: func(o *options.Options) { o.Authentication.ConfigFile = file },
 	})
 	c := httpsClient(t, s, nil)
@@ -68,7 +68,7 @@ anonymous: {enabled: false, conditions: [{path: /livez}]}
 				t.Fatal(err)
 			}
 			_, err := allinone.Start(t.Context(), allinone.Options{DataDir: filepath.Join(dir, name), BindAddress: "127.0.0.1",
-				APIServer: func(o *options.Options) { o.Authentication.ConfigFile = file }}, genericExtra(t, layering.Generic()))
+				APIServer: func(o *options.Options) { o.Authentication.ConfigFile = file }}, composeGeneric(t))
 			if err == nil || !strings.Contains(err.Error(), "--authentication-config") {
 				t.Fatalf("want an --authentication-config error, got %v", err)
 			}

@@ -2,80 +2,37 @@ package integration
 
 import (
 	"context"
-	"os"
 	"testing"
-	"time"
 
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
-	"k8s.io/client-go/restmapper"
-	"k8s.io/controller-manager/app"
-	"k8s.io/controller-manager/pkg/clientbuilder"
-	"k8s.io/controller-manager/pkg/informerfactory"
-
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
-// runControllers builds the descriptors' controllers against s the way the
-// controller manager does (admin credentials, shared typed and metadata
-// informers, a discovery REST mapper), starts the informers, runs the
-// controllers and stops them at the end of the test.
-func runControllers(t testing.TB, s *servertesting.TestServer, descriptors ...controllers.Descriptor) {
+// runControllers runs the descriptors' controllers against s with the
+// controller manager itself (controllers.Run), as the admin, without
+// serving or leader election, and stops them at the end of the test.
+func runControllers(t testing.TB, s *testserver.Server, descriptors ...controllers.Descriptor) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	client := kubernetes.NewForConfigOrDie(s.AdminConfig)
-	shared := informers.NewSharedInformerFactory(client, 10*time.Minute)
-	meta := metadatainformer.NewSharedInformerFactory(metadata.NewForConfigOrDie(s.AdminConfig), 10*time.Minute)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
-	rootCA, err := os.ReadFile(s.PKI.CACert)
+	o := controllers.NewOptions(descriptors)
+	o.Kubeconfig = s.AdminKubeconfig
+	o.UseServiceAccountCredentials = false
+	o.SecureServing.BindPort = 0
+	o.Generic.LeaderElection.LeaderElect = false
+	// Unthrottled, as the admin client of the tests.
+	o.Generic.ClientConnection.QPS, o.Generic.ClientConnection.Burst = -1, -1
+	// The CSR signer signs with the CA the server trusts for clients.
+	o.CSRSigning.ClusterSigningCertFile, o.CSRSigning.ClusterSigningKeyFile = s.PKI.CACert, s.PKI.CAKey
+	cfg, err := o.Config()
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan struct{})
-	c := controllers.Context{
-		ControllerContext: app.ControllerContext{
-			ClientBuilder:                   clientbuilder.SimpleControllerClientBuilder{ClientConfig: s.AdminConfig},
-			InformerFactory:                 shared,
-			ObjectOrMetadataInformerFactory: informerfactory.NewInformerFactory(shared, meta),
-			RESTMapper:                      mapper,
-			Stop:                            ctx.Done(),
-			InformersStarted:                started,
-			ResyncPeriod:                    func() time.Duration { return 10 * time.Minute },
-		},
-		RootCA: rootCA,
-		// The CSR signer signs with the CA the server trusts for clients.
-		CSRSigning: controllers.CSRSigning{ClusterSigningCertFile: s.PKI.CACert, ClusterSigningKeyFile: s.PKI.CAKey,
-			Duration: controllers.DefaultClusterSigningDuration},
-	}
-	var running []controllers.Controller
-	for _, d := range descriptors {
-		ctrl, err := d.New(ctx, c)
-		if err != nil {
-			cancel()
-			t.Fatalf("controller %s: %v", d.Name, err)
-		}
-		running = append(running, ctrl)
-	}
-	shared.Start(ctx.Done())
-	meta.Start(ctx.Done())
-	close(started)
-	done := make(chan struct{}, len(running))
-	for _, ctrl := range running {
-		go func() {
-			ctrl.Run(ctx)
-			done <- struct{}{}
-		}()
-	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- controllers.Run(ctx, cfg) }()
 	t.Cleanup(func() {
 		cancel()
-		for range running {
-			<-done
+		if err := <-done; err != nil {
+			t.Errorf("controllers: %v", err)
 		}
-		shared.Shutdown()
-		meta.Shutdown()
 	})
 }

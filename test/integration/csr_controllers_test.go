@@ -23,9 +23,9 @@ import (
 	"k8s.io/client-go/util/keyutil"
 	"k8s.io/utils/ptr"
 
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/csrcleaner"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/csrsigning"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // csrPrompt is how soon the signer must sign; it takes milliseconds.
@@ -33,7 +33,7 @@ const csrPrompt = 10 * time.Second
 
 // csrRunSigner runs the signing controller with the server's cluster CA,
 // the CA the API server trusts for client certificates.
-func csrRunSigner(t *testing.T, s *servertesting.TestServer) {
+func csrRunSigner(t *testing.T, s *testserver.Server) {
 	t.Helper()
 	runControllers(t, s, csrsigning.Descriptor())
 }

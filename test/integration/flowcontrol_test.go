@@ -23,10 +23,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/flowcontrol/ensurer"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 const flowcontrolPath = "/apis/flowcontrol.apiserver.k8s.io/v1"
@@ -423,7 +423,7 @@ func TestFlowControl(t *testing.T) {
 // those seats by sending request bodies that never finish, and checks that
 // the flooder gets 429 with Retry-After while system:masters and probes
 // are served. Holding the seats makes the outcome independent of timing.
-func flowcontrolFlood(t *testing.T, s *servertesting.TestServer) {
+func flowcontrolFlood(t *testing.T, s *testserver.Server) {
 	ctx := context.Background()
 	fc := s.Client.FlowcontrolV1()
 	const ns = "apf-flood"
@@ -555,7 +555,7 @@ func TestFlowControlReensure(t *testing.T) {
 	if !found {
 		t.Fatalf("no %s layer", layering.FlowControl)
 	}
-	s := servertesting.StartTestServer(t, servertesting.Options{Extra: genericExtra(t, stack)})
+	s := testserver.Start(t, testserver.Options{Stack: stack})
 	ctx := context.Background()
 	fc := s.Client.FlowcontrolV1()
 

@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/garbagecollector"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // gcTimeout bounds every wait on the garbage collector; it takes
@@ -33,7 +33,7 @@ const gcTimeout = 30 * time.Second
 var gcOptions = garbagecollector.Options{DiscoveryPeriod: 500 * time.Millisecond}
 
 // gcStart starts a server running the garbage collector.
-func gcStart(t *testing.T) *servertesting.TestServer {
+func gcStart(t *testing.T) *testserver.Server {
 	t.Helper()
 	s := startGeneric(t)
 	runControllers(t, s, garbagecollector.DescriptorWithOptions(gcOptions))
@@ -280,7 +280,7 @@ func TestGarbageCollectorClusterScopedOwner(t *testing.T) {
 
 // gcCreateCRD creates a namespaced CRD <plural>.gc.example.com (v1, any
 // content) and waits until discovery lists it.
-func gcCreateCRD(t testing.TB, s *servertesting.TestServer, plural, kind string) schema.GroupVersionResource {
+func gcCreateCRD(t testing.TB, s *testserver.Server, plural, kind string) schema.GroupVersionResource {
 	t.Helper()
 	return createCRD(t, s, "gc.example.com", plural, kind)
 }

@@ -13,28 +13,29 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
-func genericExtra(t testing.TB, stack layering.Stack) apiserver.Extra {
+// composeGeneric is the generic stack's composition, for allinone.Start.
+func composeGeneric(t testing.TB) composition.Composition {
 	t.Helper()
-	extra, err := stack.Extra()
+	comp, err := layering.Generic().Compose()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return extra
+	return comp
 }
 
-func startGeneric(t testing.TB) *servertesting.TestServer {
+func startGeneric(t testing.TB) *testserver.Server {
 	t.Helper()
-	return servertesting.StartTestServer(t, servertesting.Options{Extra: genericExtra(t, layering.Generic())})
+	return testserver.Start(t, testserver.Options{Stack: layering.Generic()})
 }
 
 // httpsClient trusts the server's CA and presents cert, if not nil.
-func httpsClient(t testing.TB, s *servertesting.TestServer, cert *tls.Certificate) *http.Client {
+func httpsClient(t testing.TB, s *testserver.Server, cert *tls.Certificate) *http.Client {
 	t.Helper()
 	caPEM, err := os.ReadFile(s.PKI.CACert)
 	if err != nil {
@@ -51,7 +52,7 @@ func httpsClient(t testing.TB, s *servertesting.TestServer, cert *tls.Certificat
 
 // userConfig returns a client config that authenticates with a client
 // certificate for name in groups, signed by the server's CA.
-func userConfig(t testing.TB, s *servertesting.TestServer, name string, groups ...string) *rest.Config {
+func userConfig(t testing.TB, s *testserver.Server, name string, groups ...string) *rest.Config {
 	t.Helper()
 	certPEM, keyPEM, err := pki.IssueClientCert(s.PKI.CACert, s.PKI.CAKey, name, groups, time.Hour)
 	if err != nil {
@@ -63,7 +64,7 @@ func userConfig(t testing.TB, s *servertesting.TestServer, name string, groups .
 }
 
 // userClient is a clientset for userConfig.
-func userClient(t testing.TB, s *servertesting.TestServer, name string, groups ...string) kubernetes.Interface {
+func userClient(t testing.TB, s *testserver.Server, name string, groups ...string) kubernetes.Interface {
 	t.Helper()
 	return kubernetes.NewForConfigOrDie(userConfig(t, s, name, groups...))
 }

@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/namespace"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // nsEventually polls cond every 50ms until it holds or timeout passes.
@@ -43,14 +43,14 @@ func nsEventually(t testing.TB, timeout time.Duration, what string, cond func() 
 
 // nsCreateCRD creates a namespaced CRD <plural>.nsctl.example.com (v1,
 // any content) and waits until it is Established and served.
-func nsCreateCRD(t testing.TB, s *servertesting.TestServer, plural, kind string) schema.GroupVersionResource {
+func nsCreateCRD(t testing.TB, s *testserver.Server, plural, kind string) schema.GroupVersionResource {
 	t.Helper()
 	return createCRD(t, s, "nsctl.example.com", plural, kind)
 }
 
 // createCRD creates a namespaced CRD <plural>.<group> (v1, any content)
 // and waits until it is Established and listed in discovery.
-func createCRD(t testing.TB, s *servertesting.TestServer, group, plural, kind string) schema.GroupVersionResource {
+func createCRD(t testing.TB, s *testserver.Server, group, plural, kind string) schema.GroupVersionResource {
 	t.Helper()
 	ctx := context.Background()
 	client := apiextensionsclient.NewForConfigOrDie(s.AdminConfig)

@@ -14,9 +14,9 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/resourcequota"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // TestQuotaAdmission: with the ResourceQuota admission plugin, a quota is
@@ -85,8 +85,8 @@ func TestQuotaAdmission(t *testing.T) {
 // takes the plugin out of the chain: a full quota limits nothing.
 func TestQuotaAdmissionDisabled(t *testing.T) {
 	t.Parallel()
-	s := servertesting.StartTestServer(t, servertesting.Options{
-		Extra: genericExtra(t, layering.Generic()),
+	s := testserver.Start(t, testserver.Options{
+		Stack: layering.Generic(),
 		APIServer: func(o *options.Options) {
 			o.Admission.DisablePlugins = []string{resourcequotaadmission.PluginName}
 		},

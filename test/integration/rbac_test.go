@@ -18,9 +18,9 @@ import (
 	"k8s.io/client-go/rest"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
 
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 func createNamespace(t testing.TB, c kubernetes.Interface, name string) {
@@ -352,7 +352,7 @@ func TestImpersonation(t *testing.T) {
 // APIs still answer from that authorizer.
 func TestWithoutRBACLayer(t *testing.T) {
 	t.Parallel()
-	s := servertesting.StartTestServer(t, servertesting.Options{Extra: genericExtra(t, layering.Generic().Without(layering.RBAC))})
+	s := testserver.Start(t, testserver.Options{Stack: layering.Generic().Without(layering.RBAC)})
 	ctx := context.Background()
 	if _, err := s.Client.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("clusterroles without the RBAC layer: want 404, got %v", err)
@@ -412,7 +412,7 @@ func TestBootstrapPolicy(t *testing.T) {
 	if err := rbac.ClusterRoleBindings().Delete(ctx, "system:discovery", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := bootstrappolicy.Reconcile(ctx, s.Client); err != nil {
+	if err := bootstrappolicy.Reconcile(ctx, s.Client, bootstrappolicy.Default()); err != nil {
 		t.Fatal(err)
 	}
 	edit, _ = rbac.ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})

@@ -21,17 +21,17 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // runtimeConfigStart starts the generic control plane with --runtime-config
 // set to config, e.g. {"coordination.k8s.io/v1beta1": "true"}.
-func runtimeConfigStart(t *testing.T, config map[string]string) *servertesting.TestServer {
+func runtimeConfigStart(t *testing.T, config map[string]string) *testserver.Server {
 	t.Helper()
-	return servertesting.StartTestServer(t, servertesting.Options{
-		Extra: genericExtra(t, layering.Generic()),
+	return testserver.Start(t, testserver.Options{
+		Stack: layering.Generic(),
 		APIServer: func(o *options.Options) {
 			for k, v := range config {
 				o.APIEnablement.RuntimeConfig[k] = v
@@ -41,7 +41,7 @@ func runtimeConfigStart(t *testing.T, config map[string]string) *servertesting.T
 }
 
 // runtimeConfigVersions returns the served versions of each group.
-func runtimeConfigVersions(t *testing.T, s *servertesting.TestServer) map[string][]string {
+func runtimeConfigVersions(t *testing.T, s *testserver.Server) map[string][]string {
 	t.Helper()
 	groups, err := s.Client.Discovery().ServerGroups()
 	if err != nil {
@@ -60,7 +60,7 @@ func runtimeConfigVersions(t *testing.T, s *servertesting.TestServer) map[string
 }
 
 // runtimeConfigStored returns the bytes etcd holds at key.
-func runtimeConfigStored(t *testing.T, s *servertesting.TestServer, key string) []byte {
+func runtimeConfigStored(t *testing.T, s *testserver.Server, key string) []byte {
 	t.Helper()
 	c, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(filepath.Join(s.DataDir, "etcd.sock"))}, DialTimeout: 10 * time.Second})
 	if err != nil {
@@ -93,7 +93,7 @@ func runtimeConfigCauses(t *testing.T, err error) []string {
 }
 
 // runtimeConfigTableColumns returns the column names kubectl would print.
-func runtimeConfigTableColumns(t *testing.T, s *servertesting.TestServer, path string) []string {
+func runtimeConfigTableColumns(t *testing.T, s *testserver.Server, path string) []string {
 	t.Helper()
 	tbl := &metav1.Table{}
 	if err := s.Client.Discovery().RESTClient().Get().AbsPath(path).
@@ -167,7 +167,7 @@ func TestRuntimeConfigEnabled(t *testing.T) {
 	t.Run("storageversions", func(t *testing.T) { runtimeConfigStorageVersions(t, s) })
 }
 
-func runtimeConfigLeaseCandidates(t *testing.T, s *servertesting.TestServer) {
+func runtimeConfigLeaseCandidates(t *testing.T, s *testserver.Server) {
 	ctx := context.Background()
 	candidates := s.Client.CoordinationV1beta1().LeaseCandidates("default")
 	lc := &coordinationv1beta1.LeaseCandidate{
@@ -248,7 +248,7 @@ func runtimeConfigLeaseCandidates(t *testing.T, s *servertesting.TestServer) {
 	}
 }
 
-func runtimeConfigStorageVersions(t *testing.T, s *servertesting.TestServer) {
+func runtimeConfigStorageVersions(t *testing.T, s *testserver.Server) {
 	ctx := context.Background()
 	svs := s.Client.InternalV1alpha1().StorageVersions()
 	common := "coordination.k8s.io/v1"
@@ -340,13 +340,13 @@ func TestRuntimeConfigFlowControlOff(t *testing.T) {
 	defer cancel()
 	_, err := allinone.Start(ctx, allinone.Options{DataDir: t.TempDir(), BindAddress: "127.0.0.1",
 		APIServer: func(o *options.Options) { o.APIEnablement.RuntimeConfig["flowcontrol.apiserver.k8s.io/v1"] = "false" },
-	}, genericExtra(t, layering.Generic()))
+	}, composeGeneric(t))
 	if want := "API Priority and Fairness needs --runtime-config=flowcontrol.apiserver.k8s.io/v1=true"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("start with the flowcontrol API off: got %v, want %q", err, want)
 	}
 
-	s := servertesting.StartTestServer(t, servertesting.Options{
-		Extra: genericExtra(t, layering.Generic()),
+	s := testserver.Start(t, testserver.Options{
+		Stack: layering.Generic(),
 		APIServer: func(o *options.Options) {
 			o.APIEnablement.RuntimeConfig["flowcontrol.apiserver.k8s.io/v1"] = "false"
 			o.Features.EnablePriorityAndFairness = false

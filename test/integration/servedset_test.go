@@ -13,8 +13,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // servedResources lists resource[.group] for every resource and
@@ -110,9 +110,7 @@ func TestServedResources(t *testing.T) {
 // served, everything else is.
 func TestWithoutCoordinationLayer(t *testing.T) {
 	t.Parallel()
-	s := servertesting.StartTestServer(t, servertesting.Options{
-		Extra: genericExtra(t, layering.Generic().Without(layering.Coordination)),
-	})
+	s := testserver.Start(t, testserver.Options{Stack: layering.Generic().Without(layering.Coordination)})
 	got := servedResources(t, s.Client)
 	if slices.Contains(got, "leases.coordination.k8s.io") {
 		t.Fatalf("leases served without the coordination layer: %q", got)
@@ -159,9 +157,7 @@ func TestSubresourceVerbs(t *testing.T) {
 // policy configurations that are never served.
 func TestWithoutAdmissionRegistrationLayer(t *testing.T) {
 	t.Parallel()
-	s := servertesting.StartTestServer(t, servertesting.Options{
-		Extra: genericExtra(t, layering.Generic().Without(layering.AdmissionRegistration)),
-	})
+	s := testserver.Start(t, testserver.Options{Stack: layering.Generic().Without(layering.AdmissionRegistration)})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{}); err != nil {
@@ -176,9 +172,7 @@ func TestWithoutAdmissionRegistrationLayer(t *testing.T) {
 // Fairness is off (the max-in-flight limits apply) and the server serves.
 func TestWithoutFlowControlLayer(t *testing.T) {
 	t.Parallel()
-	s := servertesting.StartTestServer(t, servertesting.Options{
-		Extra: genericExtra(t, layering.Generic().Without(layering.FlowControl)),
-	})
+	s := testserver.Start(t, testserver.Options{Stack: layering.Generic().Without(layering.FlowControl)})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{}); err != nil {

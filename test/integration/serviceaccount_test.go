@@ -20,9 +20,9 @@ import (
 	"k8s.io/client-go/util/keyutil"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 func createServiceAccount(t *testing.T, c kubernetes.Interface, ns, name string) *corev1.ServiceAccount {
@@ -44,7 +44,7 @@ func requestToken(t *testing.T, c kubernetes.Interface, ns, name string, spec au
 }
 
 // bearerStatus is the status of GET path with token.
-func bearerStatus(t *testing.T, s *servertesting.TestServer, token, path string) int {
+func bearerStatus(t *testing.T, s *testserver.Server, token, path string) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, s.URL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -56,7 +56,7 @@ func bearerStatus(t *testing.T, s *servertesting.TestServer, token, path string)
 	return resp.StatusCode
 }
 
-func waitStatus(t *testing.T, s *servertesting.TestServer, token, path string, want int) {
+func waitStatus(t *testing.T, s *testserver.Server, token, path string, want int) {
 	t.Helper()
 	eventually(t, "status "+http.StatusText(want)+" for "+path, func() bool { return bearerStatus(t, s, token, path) == want })
 }
@@ -245,8 +245,8 @@ func TestServiceAccountTokens(t *testing.T) {
 // longer requests down, as upstream.
 func TestTokenExpirationCap(t *testing.T) {
 	t.Parallel()
-	s := servertesting.StartTestServer(t, servertesting.Options{
-		Extra:     genericExtra(t, layering.Generic()),
+	s := testserver.Start(t, testserver.Options{
+		Stack:     layering.Generic(),
 		APIServer: func(o *options.Options) { o.Authentication.ServiceAccounts.MaxTokenExpiration = time.Hour },
 	})
 	createServiceAccount(t, s.Client, "default", "robot")

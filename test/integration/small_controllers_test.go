@@ -15,14 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/clusterroleaggregation"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/rootcacertpublisher"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/serviceaccount"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // scStart starts a server running the three small controllers.
-func scStart(t *testing.T) *servertesting.TestServer {
+func scStart(t *testing.T) *testserver.Server {
 	t.Helper()
 	s := startGeneric(t)
 	runControllers(t, s, serviceaccount.Descriptor(), rootcacertpublisher.Descriptor(), clusterroleaggregation.Descriptor())

@@ -13,7 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // TestProtobufInEtcd reads the stored bytes of a configmap straight from
@@ -123,5 +125,45 @@ func TestEventsBothGroups(t *testing.T) {
 	elist, err := s.Client.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "regarding.name=cm1,reportingController=example.com/ctl"})
 	if err != nil || len(elist.Items) != 1 || elist.Items[0].Note != "hello" {
 		t.Fatalf("events.k8s.io field selector: %v %v", elist, err)
+	}
+}
+
+// TestEventTTL: --event-ttl reaches the event registries of both groups;
+// each stored event carries an etcd lease of that many seconds.
+func TestEventTTL(t *testing.T) {
+	t.Parallel()
+	const ttl = 90 * time.Minute // the default is an hour
+	s := testserver.Start(t, testserver.Options{APIServer: func(o *options.Options) { o.EventTTL = ttl }})
+	ctx := context.Background()
+	core := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "core", Namespace: "default"},
+		InvolvedObject: corev1.ObjectReference{Kind: "ConfigMap", Name: "cm", Namespace: "default"}, Reason: "Tested"}
+	if _, err := s.Client.CoreV1().Events("default").Create(ctx, core, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ev := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: "events", Namespace: "default"}, EventTime: metav1.NewMicroTime(time.Now()),
+		ReportingController: "example.com/ctl", ReportingInstance: "ctl-1", Action: "Test", Reason: "Tested", Type: corev1.EventTypeNormal,
+		Regarding: corev1.ObjectReference{Kind: "ConfigMap", Name: "cm", Namespace: "default"}}
+	if _, err := s.Client.EventsV1().Events("default").Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(filepath.Join(s.DataDir, "etcd.sock"))}, DialTimeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, name := range []string{"core", "events"} {
+		resp, err := c.Get(ctx, "/registry/events/default/"+name)
+		if err != nil || len(resp.Kvs) != 1 {
+			t.Fatalf("event %s in etcd: %v %v", name, resp, err)
+		}
+		lease, err := c.TimeToLive(ctx, clientv3.LeaseID(resp.Kvs[0].Lease))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The storage asks for a little more, to share leases between
+		// objects: 5% of the TTL, at most a minute.
+		if got := time.Duration(lease.GrantedTTL) * time.Second; got < ttl || got > ttl+time.Minute {
+			t.Errorf("event %s: lease of %v, want --event-ttl %v (plus at most a minute)", name, got, ttl)
+		}
 	}
 }

@@ -12,16 +12,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
-	servertesting "github.com/gcp-project/gcp/pkg/controlplane/apiserver/testing"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // TestWatchFromCompactedRevisionIsGone compacts etcd quickly and shows a
 // watch from before the compaction ends with 410 Gone, as upstream.
 func TestWatchFromCompactedRevisionIsGone(t *testing.T) {
 	t.Parallel()
-	s := servertesting.StartTestServer(t, servertesting.Options{
-		Extra: genericExtra(t, layering.Generic()),
+	s := testserver.Start(t, testserver.Options{
+		Stack: layering.Generic(),
 		APIServer: func(o *options.Options) {
 			o.Etcd.StorageConfig.CompactionInterval = time.Second
 			o.Etcd.EnableWatchCache = false

@@ -19,6 +19,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
@@ -42,15 +43,19 @@ type Options struct {
 	// APIServer, if set, is called on the apiserver options after gcp has
 	// filled in etcd, TLS and authentication, to adjust the rest.
 	APIServer func(*options.Options)
-	// Controllers run in the same process, as system:gcp-controllers with
-	// a service account per controller, without leader election (one
-	// process owns the data dir). None: no controllers.
-	Controllers []controllers.Descriptor
+	// Controllers selects which of the composition's controllers run in
+	// the same process, as --controllers does: "*" for those on by
+	// default, "name" or "-name" for one. They run as
+	// system:gcp-controllers with a service account per controller,
+	// without leader election (one process owns the data dir). Empty: no
+	// controllers.
+	Controllers []string
 }
 
-// NewOptions returns the defaults of `gcp start`.
+// NewOptions returns the defaults of `gcp start`: the controllers on by
+// default run.
 func NewOptions() *Options {
-	return &Options{DataDir: ".gcp", BindAddress: "127.0.0.1", SecurePort: options.DefaultSecurePort}
+	return &Options{DataDir: ".gcp", BindAddress: "127.0.0.1", SecurePort: options.DefaultSecurePort, Controllers: []string{"*"}}
 }
 
 // Validate checks the options.
@@ -89,7 +94,7 @@ type ControlPlane struct {
 // Start prepares the data dir, starts etcd and begins serving; the server
 // becomes ready shortly after (poll /readyz). Everything stops when ctx is
 // done; Wait returns then.
-func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane, error) {
+func Start(ctx context.Context, o Options, comp composition.Composition) (*ControlPlane, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
@@ -163,7 +168,7 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 	}
 	// Options are checked before etcd starts: a flag that makes no sense
 	// fails with its own error and nothing else.
-	if err := apiserver.ValidateFor(completed, extra); err != nil {
+	if err := apiserver.ValidateFor(completed, comp); err != nil {
 		_ = ln.Close()
 		return fail(err)
 	}
@@ -177,7 +182,7 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 		return fail(fmt.Errorf("etcd: %w", err))
 	}
 	cleanup = append(cleanup, func() { _ = store.Close() })
-	cfg, err := apiserver.NewConfig(completed, extra)
+	cfg, err := apiserver.NewConfig(completed, comp)
 	if err != nil {
 		_ = ln.Close()
 		return fail(err)
@@ -213,8 +218,8 @@ func Start(ctx context.Context, o Options, extra apiserver.Extra) (*ControlPlane
 		return fail(fmt.Errorf("controllers kubeconfig: %w", err))
 	}
 	var controllersCfg *controllers.Config
-	if len(o.Controllers) > 0 {
-		if controllersCfg, err = controllersConfig(controllersKubeconfig, files, o.Controllers); err != nil {
+	if len(o.Controllers) > 0 && len(comp.Controllers) > 0 {
+		if controllersCfg, err = controllersConfig(controllersKubeconfig, files, comp.Controllers, o.Controllers); err != nil {
 			_ = ln.Close()
 			return fail(err)
 		}
@@ -274,9 +279,10 @@ const ControllersKubeconfigName = "controllers.kubeconfig"
 
 // controllersConfig configures the controllers for running inside gcp
 // start: no serving, no leader election.
-func controllersConfig(kubeconfig string, files *pki.Files, descriptors []controllers.Descriptor) (*controllers.Config, error) {
+func controllersConfig(kubeconfig string, files *pki.Files, descriptors []controllers.Descriptor, selection []string) (*controllers.Config, error) {
 	o := controllers.NewOptions(descriptors)
 	o.Kubeconfig = kubeconfig
+	o.Generic.Controllers = selection
 	// The CSR signer signs with the cluster CA, the one the API server
 	// trusts for client certificates.
 	o.CSRSigning.ClusterSigningCertFile, o.CSRSigning.ClusterSigningKeyFile = files.CACert, files.CAKey

@@ -8,6 +8,7 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -43,44 +44,22 @@ import (
 	apiregistrationv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 	aggregatorscheme "k8s.io/kube-aggregator/pkg/apiserver/scheme"
+	"k8s.io/kube-openapi/pkg/common"
+	openapiutil "k8s.io/kube-openapi/pkg/util"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/satoken"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 )
 
-// Extra is what a composition (pkg/layering) decides: which native API
-// groups are served and whether CRDs and aggregation are on.
-type Extra struct {
-	// APIGroups are the native groups served by the generic core server.
-	APIGroups []registry.APIGroup
-	// APIExtensions serves apiextensions.k8s.io (CRDs and custom resources).
-	APIExtensions bool
-	// Aggregator serves apiregistration.k8s.io (APIServices) in front.
-	Aggregator bool
-	// PostStartHooks are added to the native server.
-	PostStartHooks map[string]genericapiserver.PostStartHookFunc
-	// Authorizers follow system:masters in the authorizer chain, in order.
-	// None means "system:masters or nothing" (plus public health paths).
-	Authorizers []AuthorizerFactory
-	// AdmissionPlugins names the admission plugins whose APIs the
-	// composition serves (a webhook plugin without admissionregistration
-	// would wait forever for its configuration). Only these can run; they
-	// run in the options' recommended order, as --enable-admission-plugins
-	// and --disable-admission-plugins select.
-	AdmissionPlugins []string
-}
-
-// AuthorizerFactory builds one authorizer of the chain once the server's
-// informers exist (an authorizer reads its policy from informer caches).
-type AuthorizerFactory func(informers clientgoinformers.SharedInformerFactory) (options.NamedAuthorizer, error)
-
 // Config is the configuration of the three servers of the delegation chain.
 type Config struct {
-	Options options.CompletedOptions
-	Extra   Extra
+	Options     options.CompletedOptions
+	Composition composition.Composition
 
 	// Generic configures the native server; the others are copies of it.
 	Generic *genericapiserver.Config
@@ -135,52 +114,87 @@ func defaultResourceConfig(scheme *runtime.Scheme, groups []registry.APIGroup) *
 }
 
 // ValidateFor checks what options.Validate cannot, not knowing the
-// composition: --runtime-config names only groups of the native, CRD and
-// APIService servers; --enable-admission-plugins only plugins the
-// composition supports; API Priority and Fairness has its API. NewConfig
-// checks it too; call it first to fail before starting anything.
-func ValidateFor(o options.CompletedOptions, extra Extra) error {
-	scheme, err := NewScheme(extra.APIGroups)
+// composition, and what would otherwise fail only once etcd runs:
+// --runtime-config names only groups of the native, CRD and APIService
+// servers; --enable-admission-plugins only plugins the composition
+// supports; API Priority and Fairness has its API; every served kind has
+// an OpenAPI definition. NewConfig checks it too; call it first to fail
+// before starting anything.
+func ValidateFor(o options.CompletedOptions, comp composition.Composition) error {
+	scheme, err := NewScheme(comp.APIGroups)
 	if err != nil {
 		return err
 	}
-	return validateFor(o, extra, scheme)
+	_, err = validateFor(o, comp, scheme)
+	return err
 }
 
-// validateFor is ValidateFor with the native scheme already built.
-func validateFor(o options.CompletedOptions, extra Extra, scheme *runtime.Scheme) error {
+// validateFor is ValidateFor with the native scheme already built; it
+// returns the merged OpenAPI definitions.
+func validateFor(o options.CompletedOptions, comp composition.Composition, scheme *runtime.Scheme) (common.GetOpenAPIDefinitions, error) {
+	definitions := comp.GetOpenAPIDefinitions()
+	if err := checkDefinitions(scheme, comp.APIGroups, definitions); err != nil {
+		return nil, err
+	}
 	if errs := o.APIEnablement.Validate(scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme); len(errs) > 0 {
-		return fmt.Errorf("--runtime-config: %w", utilerrors.NewAggregate(errs))
+		return nil, fmt.Errorf("--runtime-config: %w", utilerrors.NewAggregate(errs))
 	}
-	if _, err := admissionFor(o.Admission, extra.AdmissionPlugins); err != nil {
-		return err
+	if _, err := admissionFor(o.Admission, comp.AdmissionPlugins); err != nil {
+		return nil, err
 	}
-	resources, err := resourceconfig.MergeAPIResourceConfigs(defaultResourceConfig(scheme, extra.APIGroups), o.APIEnablement.RuntimeConfig, scheme)
+	resources, err := resourceconfig.MergeAPIResourceConfigs(defaultResourceConfig(scheme, comp.APIGroups), o.APIEnablement.RuntimeConfig, scheme)
 	if err != nil {
-		return fmt.Errorf("--runtime-config: %w", err)
+		return nil, fmt.Errorf("--runtime-config: %w", err)
 	}
-	if o.Features.EnablePriorityAndFairness && servesFlowControl(extra.APIGroups) &&
+	if o.Features.EnablePriorityAndFairness && servesGroup(comp.APIGroups, flowcontrolv1.GroupName) &&
 		!resources.ResourceEnabled(flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")) {
-		return fmt.Errorf("API Priority and Fairness needs --runtime-config=%s=true, or --enable-priority-and-fairness=false", flowcontrolv1.SchemeGroupVersion)
+		return nil, fmt.Errorf("API Priority and Fairness needs --runtime-config=%s=true, or --enable-priority-and-fairness=false", flowcontrolv1.SchemeGroupVersion)
+	}
+	return definitions, nil
+}
+
+// checkDefinitions fails when a kind of groups has no OpenAPI definition,
+// which k8s.io/apiserver would report only when installing the APIs.
+func checkDefinitions(scheme *runtime.Scheme, groups []registry.APIGroup, definitions common.GetOpenAPIDefinitions) error {
+	defined := definitions(func(path string) spec.Ref { return spec.MustCreateRef(path) })
+	var missing []string
+	for _, g := range groups {
+		for _, gv := range scheme.PrioritizedVersionsForGroup(g.GroupName()) {
+			for kind, t := range scheme.KnownTypes(gv) {
+				if strings.HasSuffix(kind, "Options") || kind == "WatchEvent" {
+					continue // meta/v1 types every version carries
+				}
+				name := openapiutil.GetCanonicalTypeName(reflect.New(t).Interface())
+				if _, ok := defined[name]; !ok {
+					missing = append(missing, fmt.Sprintf("%s (%s)", gv.WithKind(kind), name))
+				}
+			}
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("no OpenAPI definition for %s: add the group's generated definitions to its layer (Layer.OpenAPIDefinitions)", strings.Join(missing, ", "))
 	}
 	return nil
 }
 
-// NewConfig builds the configuration of every server from options.
-func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
-	scheme, err := NewScheme(extra.APIGroups)
+// NewConfig builds the configuration of every server from options and the
+// composition.
+func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Config, error) {
+	scheme, err := NewScheme(comp.APIGroups)
 	if err != nil {
 		return nil, err
 	}
-	if err := validateFor(o, extra, scheme); err != nil {
+	definitions, err := validateFor(o, comp, scheme)
+	if err != nil {
 		return nil, err
 	}
 	codecs := serializer.NewCodecFactory(scheme)
-	c := &Config{Options: o, Extra: extra, Scheme: scheme, Codecs: codecs}
+	c := &Config{Options: o, Composition: comp, Scheme: scheme, Codecs: codecs}
 
 	gc := genericapiserver.NewConfig(codecs)
 	c.Generic = gc
-	gc.MergedResourceConfig = defaultResourceConfig(scheme, extra.APIGroups)
+	gc.MergedResourceConfig = defaultResourceConfig(scheme, comp.APIGroups)
 	if err := o.GenericServerRunOptions.ApplyTo(gc); err != nil {
 		return nil, fmt.Errorf("server run options: %w", err)
 	}
@@ -211,7 +225,7 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 		return nil, fmt.Errorf("--runtime-config: %w", err)
 	}
 	features := *o.Features
-	if !servesFlowControl(extra.APIGroups) {
+	if !servesGroup(comp.APIGroups, flowcontrolv1.GroupName) {
 		// API Priority and Fairness reads its configuration from the
 		// flowcontrol API; without the layer the max-in-flight limits apply.
 		features.EnablePriorityAndFairness = false
@@ -221,9 +235,9 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	}
 
 	namer := openapi.NewDefinitionNamer(scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme)
-	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(definitions, namer)
 	gc.OpenAPIConfig.Info.Title = "gcp"
-	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(openapi.GetOpenAPIDefinitions, namer)
+	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
 	gc.OpenAPIV3Config.Info.Title = "gcp"
 	gc.LongRunningFunc = filters.BasicLongRunningRequestCheck(sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
 
@@ -231,6 +245,11 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	storageFactory := serverstorage.NewDefaultStorageFactory(o.Etcd.StorageConfig, o.Etcd.DefaultStorageMediaType,
 		codecs, resourceEncoding, gc.MergedResourceConfig, nil)
 	storageFactory.StorageConfig.StorageObjectCountTracker = gc.StorageObjectCountTracker
+	for _, g := range comp.APIGroups {
+		if mt, ok := g.(registry.StorageMediaTyper); ok {
+			storageFactory.SetSerializer(schema.GroupResource{Group: g.GroupName(), Resource: serverstorage.AllResources}, mt.StorageMediaType(), nil)
+		}
+	}
 	if err := o.Etcd.ApplyWithStorageFactoryTo(storageFactory, gc); err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
@@ -262,7 +281,7 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	// Service API, but when it runs inside a Kubernetes cluster, the
 	// cluster's DNS resolves such names (docs/admission.md).
 	serviceResolver := webhook.NewDefaultServiceResolver()
-	admissionOptions, err := admissionFor(o.Admission, extra.AdmissionPlugins)
+	admissionOptions, err := admissionFor(o.Admission, comp.AdmissionPlugins)
 	if err != nil {
 		return nil, err
 	}
@@ -275,14 +294,14 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 		return genericapiserver.DefaultBuildHandlerChain(withResourceVersionCheck(withVersion(h), codecs), c)
 	}
 
-	if extra.APIExtensions {
+	if comp.APIExtensions {
 		cfg, err := c.newAPIExtensionsConfig(serviceResolver)
 		if err != nil {
 			return nil, fmt.Errorf("apiextensions: %w", err)
 		}
 		c.APIExtensions = cfg
 	}
-	if extra.Aggregator {
+	if comp.Aggregator {
 		cfg, err := c.newAggregatorConfig(serviceResolver)
 		if err != nil {
 			return nil, fmt.Errorf("aggregator: %w", err)
@@ -292,10 +311,9 @@ func NewConfig(o options.CompletedOptions, extra Extra) (*Config, error) {
 	return c, nil
 }
 
-// servesFlowControl reports whether groups include
-// flowcontrol.apiserver.k8s.io.
-func servesFlowControl(groups []registry.APIGroup) bool {
-	return slices.ContainsFunc(groups, func(g registry.APIGroup) bool { return g.GroupName() == flowcontrolv1.GroupName })
+// servesGroup reports whether groups include group.
+func servesGroup(groups []registry.APIGroup, group string) bool {
+	return slices.ContainsFunc(groups, func(g registry.APIGroup) bool { return g.GroupName() == group })
 }
 
 // admissionFor returns a copy of o whose plugin order keeps only the
@@ -323,6 +341,7 @@ func (c *Config) storageOptions() registry.StorageOptions {
 		ResourceConfig:    c.Generic.MergedResourceConfig,
 		Auth:              c.registryAuth(),
 		RESTMapper:        restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Client.Discovery())),
+		EventTTL:          c.Options.EventTTL,
 	}
 }
 
@@ -345,7 +364,7 @@ func (c *Config) registryAuth() registry.Auth {
 // authorizers.
 func (c *Config) applyAuthorization() error {
 	var named []options.NamedAuthorizer
-	for _, f := range c.Extra.Authorizers {
+	for _, f := range c.Composition.Authorizers {
 		a, err := f(c.Informers)
 		if err != nil {
 			return err

@@ -5,11 +5,16 @@ import (
 	"fmt"
 	"net/http"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
+	"k8s.io/apimachinery/pkg/runtime"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/notfoundhandler"
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 )
 
 // CompletedConfig is a Config after Complete; only Complete makes one.
@@ -102,13 +107,18 @@ func (c CompletedConfig) New() (*Server, error) {
 func (c CompletedConfig) installAPIGroups(native *genericapiserver.GenericAPIServer) error {
 	opts := c.Config.storageOptions()
 	var groups []*genericapiserver.APIGroupInfo
-	for _, g := range c.Config.Extra.APIGroups {
+	for _, g := range c.Config.Composition.APIGroups {
 		info, enabled, err := g.NewRESTStorage(opts)
 		if err != nil {
 			return fmt.Errorf("API group %q: %w", g.GroupName(), err)
 		}
 		if !enabled {
 			continue
+		}
+		if mt, ok := g.(registry.StorageMediaTyper); ok && mt.StorageMediaType() != runtime.ContentTypeProtobuf {
+			// Types without protobuf marshalling would answer a client that
+			// prefers protobuf (every controller does) with 406.
+			info.NegotiatedSerializer = withoutProtobuf{info.NegotiatedSerializer}
 		}
 		if g.GroupName() == "" {
 			if err := native.InstallLegacyAPIGroup(genericapiserver.DefaultLegacyAPIPrefix, &info); err != nil {
@@ -137,7 +147,12 @@ func (c CompletedConfig) addNativeHooks(native *genericapiserver.GenericAPIServe
 			return err
 		}
 	}
-	for name, hook := range c.Config.Extra.PostStartHooks {
+	if servesGroup(c.Config.Composition.APIGroups, rbacv1.GroupName) {
+		if err := native.AddPostStartHook(bootstrappolicy.HookName, bootstrappolicy.NewHook(c.Config.Composition.Policy)); err != nil {
+			return err
+		}
+	}
+	for name, hook := range c.Config.Composition.PostStartHooks {
 		if err := native.AddPostStartHook(name, hook); err != nil {
 			return err
 		}
@@ -172,10 +187,21 @@ func (p *PreparedServer) Run(ctx context.Context) error {
 
 // servesCoreGroup reports whether the core group (configmaps) is served.
 func (c *Config) servesCoreGroup() bool {
-	for _, g := range c.Extra.APIGroups {
-		if g.GroupName() == "" {
-			return true
+	return servesGroup(c.Composition.APIGroups, "")
+}
+
+// withoutProtobuf offers a group's media types except protobuf.
+type withoutProtobuf struct {
+	runtime.NegotiatedSerializer
+}
+
+// SupportedMediaTypes returns the serializer's media types but protobuf.
+func (w withoutProtobuf) SupportedMediaTypes() []runtime.SerializerInfo {
+	var out []runtime.SerializerInfo
+	for _, info := range w.NegotiatedSerializer.SupportedMediaTypes() {
+		if info.MediaType != runtime.ContentTypeProtobuf {
+			out = append(out, info)
 		}
 	}
-	return false
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"time"
 
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
 )
@@ -26,6 +27,13 @@ type Controller interface {
 // controller context plus what gcp's controllers need besides.
 type Context struct {
 	app.ControllerContext
+	// DynamicInformerFactory gives shared informers of unstructured
+	// objects, for resources without generated clients (a consumer's
+	// native group, custom resources). The manager starts it with the
+	// typed and metadata factories, after every constructor has run; a
+	// controller's client of its own identity comes from
+	// dynamic.NewForConfig(c.ClientBuilder.ConfigOrDie(name)).
+	DynamicInformerFactory dynamicinformer.DynamicSharedInformerFactory
 	// RootCA is the CA bundle of the API server, published in every
 	// namespace as ConfigMap kube-root-ca.crt.
 	RootCA []byte

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -160,6 +162,7 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 	sharedClient := kubernetes.NewForConfigOrDie(c.Kubeconfig)
 	shared := informers.NewSharedInformerFactory(sharedClient, resync())
 	meta := metadatainformer.NewSharedInformerFactory(metadata.NewForConfigOrDie(c.Kubeconfig), resync())
+	dyn := dynamicinformer.NewDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(c.Kubeconfig), resync())
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(root.Discovery()))
 	go wait.Until(mapper.Reset, 30*time.Second, ctx.Done())
 
@@ -174,8 +177,9 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 			InformersStarted:                started,
 			ResyncPeriod:                    resync,
 		},
-		RootCA:     c.RootCA,
-		CSRSigning: c.CSRSigning,
+		DynamicInformerFactory: dyn,
+		RootCA:                 c.RootCA,
+		CSRSigning:             c.CSRSigning,
 	}
 
 	var running []Controller
@@ -194,15 +198,18 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 
 	shared.Start(ctx.Done())
 	meta.Start(ctx.Done())
+	dyn.Start(ctx.Done())
 	close(started)
 	synced.Store(false)
 	go func() {
 		shared.WaitForCacheSync(ctx.Done())
 		meta.WaitForCacheSync(ctx.Done())
+		dyn.WaitForCacheSync(ctx.Done())
 		synced.Store(ctx.Err() == nil)
 	}()
 	defer shared.Shutdown()
 	defer meta.Shutdown()
+	defer dyn.Shutdown()
 
 	var wg sync.WaitGroup
 	for _, ctrl := range running {

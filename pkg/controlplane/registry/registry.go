@@ -5,6 +5,7 @@ package registry
 
 import (
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -48,6 +49,9 @@ type StorageOptions struct {
 	// discovery on the loopback client; it is only usable once the server
 	// runs (from request handlers, not at construction).
 	RESTMapper meta.ResettableRESTMapper
+	// EventTTL is how long events are kept (--event-ttl); zero means the
+	// event registry's default.
+	EventTTL time.Duration
 }
 
 // NewAPIGroupInfo returns the APIGroupInfo for group with the options'
@@ -72,4 +76,14 @@ func (o StorageOptions) Enabled(info *genericapiserver.APIGroupInfo, gv schema.G
 	}
 	info.VersionedResourcesStorageMap[gv.Version] = enabled
 	return true
+}
+
+// StorageMediaTyper is implemented by an APIGroup that says how its
+// objects are encoded in etcd: runtime.ContentTypeJSON for types without
+// protobuf marshalling (clients then cannot negotiate protobuf for the
+// group either; they get JSON), runtime.ContentTypeProtobuf otherwise.
+// Groups that do not implement it are stored as the server's
+// --storage-media-type says (protobuf by default).
+type StorageMediaTyper interface {
+	StorageMediaType() string
 }

@@ -20,11 +20,9 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/typed"
 )
 
-// APIGroup is the core group. EventTTL is how long events are kept (0 means
-// event.DefaultTTL).
-type APIGroup struct {
-	EventTTL event.TTL
-}
+// APIGroup is the core group. Events live as long as
+// StorageOptions.EventTTL (--event-ttl) says.
+type APIGroup struct{}
 
 var _ registry.APIGroup = APIGroup{}
 
@@ -79,7 +77,7 @@ func (g APIGroup) NewRESTStorage(opts registry.StorageOptions) (genericapiserver
 	if err != nil {
 		return info, false, err
 	}
-	ev, err := event.NewStore(corev1.GroupName, opts.Scheme, opts.RESTOptionsGetter, g.EventTTL.OrDefault())
+	ev, err := event.NewStore(corev1.GroupName, opts.Scheme, opts.RESTOptionsGetter, event.TTL(opts.EventTTL).OrDefault())
 	if err != nil {
 		return info, false, err
 	}

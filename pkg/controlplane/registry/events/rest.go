@@ -21,10 +21,9 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/typed"
 )
 
-// APIGroup is the events.k8s.io group.
-type APIGroup struct {
-	EventTTL event.TTL
-}
+// APIGroup is the events.k8s.io group. Events live as long as
+// StorageOptions.EventTTL (--event-ttl) says.
+type APIGroup struct{}
 
 var _ registry.APIGroup = APIGroup{}
 
@@ -80,7 +79,7 @@ func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
 // events' etcd location and encoding.
 func (g APIGroup) NewRESTStorage(opts registry.StorageOptions) (genericapiserver.APIGroupInfo, bool, error) {
 	info := opts.NewAPIGroupInfo(eventsv1.GroupName)
-	store, err := event.NewStore(eventsv1.GroupName, opts.Scheme, coreEventsOptions{opts.RESTOptionsGetter}, g.EventTTL.OrDefault())
+	store, err := event.NewStore(eventsv1.GroupName, opts.Scheme, coreEventsOptions{opts.RESTOptionsGetter}, event.TTL(opts.EventTTL).OrDefault())
 	if err != nil {
 		return info, false, err
 	}

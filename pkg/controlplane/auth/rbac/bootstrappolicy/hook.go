@@ -25,24 +25,26 @@ const (
 	hookTimeout  = 30 * time.Second
 )
 
-// Hook reconciles the bootstrap policy through the loopback client,
-// retrying the whole pass every second for up to 30 seconds (storage may
-// still be settling, kube-system may not exist yet). It fails the start if
-// the policy could not be reconciled by then.
-func Hook(hookCtx genericapiserver.PostStartHookContext) error {
-	client, err := kubernetes.NewForConfig(hookCtx.LoopbackClientConfig)
-	if err != nil {
-		return fmt.Errorf("bootstrap RBAC policy: %w", err)
+// NewHook returns the post-start hook that reconciles policy through the
+// loopback client, retrying the whole pass every second for up to 30
+// seconds (storage may still be settling, kube-system may not exist yet).
+// It fails the start if the policy could not be reconciled by then.
+func NewHook(policy Policy) genericapiserver.PostStartHookFunc {
+	return func(hookCtx genericapiserver.PostStartHookContext) error {
+		client, err := kubernetes.NewForConfig(hookCtx.LoopbackClientConfig)
+		if err != nil {
+			return fmt.Errorf("bootstrap RBAC policy: %w", err)
+		}
+		return reconcileUntil(hookCtx, client, policy, hookInterval, hookTimeout)
 	}
-	return reconcileUntil(hookCtx, client, hookInterval, hookTimeout)
 }
 
 // reconcileUntil runs Reconcile every interval until a pass succeeds,
 // ctx ends or timeout passes.
-func reconcileUntil(ctx context.Context, client kubernetes.Interface, interval, timeout time.Duration) error {
+func reconcileUntil(ctx context.Context, client kubernetes.Interface, policy Policy, interval, timeout time.Duration) error {
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
-		err := Reconcile(ctx, client)
+		err := Reconcile(ctx, client, policy)
 		if err == nil {
 			return true, nil
 		}
@@ -62,23 +64,23 @@ func reconcileUntil(ctx context.Context, client kubernetes.Interface, interval, 
 	return nil
 }
 
-// Reconcile makes one pass over the policy: missing objects are created,
+// Reconcile makes one pass over policy: missing objects are created,
 // missing rules, aggregation selectors and subjects added. Nothing users
 // added is removed, no object is deleted, and objects annotated
 // rbac.authorization.kubernetes.io/autoupdate=false are left alone. It
 // goes on past failures and returns them all.
-func Reconcile(ctx context.Context, client kubernetes.Interface) error {
+func Reconcile(ctx context.Context, client kubernetes.Interface, policy Policy) error {
 	p := &pass{ctx: ctx}
 	rbac := client.RbacV1()
 	namespaces := client.CoreV1().Namespaces()
 
-	for _, role := range ClusterRoles() {
+	for _, role := range policy.ClusterRoles {
 		p.role("clusterrole", "", role.Name, &reconciliation.ReconcileRoleOptions{
 			Role:   reconciliation.ClusterRoleRuleOwner{ClusterRole: &role},
 			Client: reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()},
 		})
 	}
-	for _, binding := range ClusterRoleBindings() {
+	for _, binding := range policy.ClusterRoleBindings {
 		p.binding("clusterrolebinding", "", binding.Name, &reconciliation.ReconcileRoleBindingOptions{
 			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &binding},
 			Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()},
@@ -86,7 +88,7 @@ func Reconcile(ctx context.Context, client kubernetes.Interface) error {
 	}
 	// The namespaced objects go to kube-system, which the modifiers create
 	// when it is missing; if that fails the next pass retries.
-	roles := NamespaceRoles()
+	roles := policy.Roles
 	for _, ns := range sortedKeys(roles) {
 		for _, role := range roles[ns] {
 			p.role("role", ns, role.Name, &reconciliation.ReconcileRoleOptions{
@@ -95,7 +97,7 @@ func Reconcile(ctx context.Context, client kubernetes.Interface) error {
 			})
 		}
 	}
-	bindings := NamespaceRoleBindings()
+	bindings := policy.RoleBindings
 	for _, ns := range sortedKeys(bindings) {
 		for _, binding := range bindings[ns] {
 			p.binding("rolebinding", ns, binding.Name, &reconciliation.ReconcileRoleBindingOptions{

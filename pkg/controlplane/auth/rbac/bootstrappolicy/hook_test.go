@@ -21,7 +21,7 @@ import (
 func reconciled(t *testing.T) *fake.Clientset {
 	t.Helper()
 	client := fake.NewClientset()
-	if err := Reconcile(context.Background(), client); err != nil {
+	if err := Reconcile(context.Background(), client, Default()); err != nil {
 		t.Fatalf("first pass: %v", err)
 	}
 	return client
@@ -93,7 +93,7 @@ func TestReconcileCreatesEverything(t *testing.T) {
 func TestReconcileIsIdempotent(t *testing.T) {
 	client := reconciled(t)
 	client.ClearActions()
-	if err := Reconcile(context.Background(), client); err != nil {
+	if err := Reconcile(context.Background(), client, Default()); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(client); len(w) != 0 {
@@ -141,7 +141,7 @@ func TestReconcileKeepsUserAdditionsAndRestoresRemovals(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := Reconcile(ctx, client); err != nil {
+	if err := Reconcile(ctx, client, Default()); err != nil {
 		t.Fatal(err)
 	}
 	edit, _ = rbac.ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})
@@ -204,7 +204,7 @@ func TestReconcileLeavesAutoupdateFalseAlone(t *testing.T) {
 	}
 
 	client.ClearActions()
-	if err := Reconcile(ctx, client); err != nil {
+	if err := Reconcile(ctx, client, Default()); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(client); len(w) != 0 {
@@ -241,7 +241,7 @@ func TestReconcileRetriesConflicts(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	if err := Reconcile(ctx, client); err != nil {
+	if err := Reconcile(ctx, client, Default()); err != nil {
 		t.Fatal(err)
 	}
 	if conflicts.Load() < 3 {
@@ -265,7 +265,7 @@ func TestReconcileUntil(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	if err := reconcileUntil(context.Background(), client, 10*time.Millisecond, 5*time.Second); err != nil {
+	if err := reconcileUntil(context.Background(), client, Default(), 10*time.Millisecond, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for ns, roles := range NamespaceRoles() {
@@ -280,14 +280,14 @@ func TestReconcileUntil(t *testing.T) {
 	broken.PrependReactor("get", "clusterroles", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewInternalError(errors.New("etcd down"))
 	})
-	err := reconcileUntil(context.Background(), broken, 10*time.Millisecond, 100*time.Millisecond)
+	err := reconcileUntil(context.Background(), broken, Default(), 10*time.Millisecond, 100*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "etcd down") {
 		t.Errorf("reconcileUntil with a broken server: %v", err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Reconcile(ctx, fake.NewClientset()); err == nil {
+	if err := Reconcile(ctx, fake.NewClientset(), Default()); err == nil {
 		t.Error("Reconcile with a cancelled context succeeded")
 	}
 }

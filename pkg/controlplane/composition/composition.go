@@ -1,0 +1,79 @@
+// Package composition holds the one value a control plane is built from:
+// which native API groups it serves (with their OpenAPI definitions),
+// whether CRDs and aggregation are on, its post-start hooks, authorizers,
+// admission plugins, RBAC policy and controllers. pkg/layering makes one
+// from a stack of layers (Stack.Compose); the API server
+// (apiserver.NewConfig), the all-in-one control plane (allinone.Start),
+// the controller manager (controllers.NewOptions(c.Controllers)) and the
+// test server all take it, so each part of a split deployment runs the
+// same composition.
+package composition
+
+import (
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	clientgoinformers "k8s.io/client-go/informers"
+	"k8s.io/kube-openapi/pkg/common"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
+	"github.com/gcp-project/gcp/pkg/controlplane/registry"
+)
+
+// Composition is what a control plane serves and runs.
+type Composition struct {
+	// APIGroups are the native groups served by the generic core server.
+	APIGroups []registry.APIGroup
+	// OpenAPIDefinitions describe the native groups' types beyond gcp's
+	// own (pkg/controlplane/openapi, always included): a group of one's
+	// own needs its generated definitions here, or the server fails to
+	// start with "cannot find model definition".
+	OpenAPIDefinitions []common.GetOpenAPIDefinitions
+	// APIExtensions serves apiextensions.k8s.io (CRDs and custom resources).
+	APIExtensions bool
+	// Aggregator serves apiregistration.k8s.io (APIServices) in front.
+	Aggregator bool
+	// PostStartHooks are added to the native server.
+	PostStartHooks map[string]genericapiserver.PostStartHookFunc
+	// Authorizers follow system:masters in the authorizer chain, in order.
+	// None means "system:masters or nothing" (plus public health paths).
+	Authorizers []AuthorizerFactory
+	// AdmissionPlugins names the admission plugins whose APIs the
+	// composition serves (a webhook plugin without admissionregistration
+	// would wait forever for its configuration). Only these can run; they
+	// run in the options' recommended order, as --enable-admission-plugins
+	// and --disable-admission-plugins select.
+	AdmissionPlugins []string
+	// Policy is the RBAC policy reconciled at every start, when the
+	// composition serves rbac.authorization.k8s.io: gcp's bootstrap policy
+	// and what the layers add for their controllers and users.
+	Policy bootstrappolicy.Policy
+	// Controllers are the controllers `gcp controllers` and `gcp start`
+	// choose from with --controllers.
+	Controllers []controllers.Descriptor
+}
+
+// AuthorizerFactory builds one authorizer of the chain once the server's
+// informers exist (an authorizer reads its policy from informer caches).
+type AuthorizerFactory func(informers clientgoinformers.SharedInformerFactory) (options.NamedAuthorizer, error)
+
+// GetOpenAPIDefinitions returns gcp's definitions merged with the
+// composition's. A name defined more than once keeps its first
+// definition, gcp's before the layers': openapi-gen writes the
+// k8s.io/apimachinery types a package refers to into its output too (as
+// upstream's kube_codegen.sh generates them), and those are gcp's.
+func (c Composition) GetOpenAPIDefinitions() common.GetOpenAPIDefinitions {
+	extra := c.OpenAPIDefinitions
+	return func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+		out := openapi.GetOpenAPIDefinitions(ref)
+		for _, get := range extra {
+			for name, def := range get(ref) {
+				if _, ok := out[name]; !ok {
+					out[name] = def
+				}
+			}
+		}
+		return out
+	}
+}
