@@ -36,9 +36,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// allInOne is `gcp start` running in its own data dir.
+// allInOne is `gcp start` (or the start command of a binary built like
+// gcp) running in its own data dir.
 type allInOne struct {
 	t       *testing.T
+	binary  string
 	dataDir string
 	cmd     *exec.Cmd
 	log     *bytes.Buffer
@@ -49,8 +51,15 @@ type allInOne struct {
 // sees /readyz.
 func startAllInOne(t *testing.T, dataDir string, flags ...string) *allInOne {
 	t.Helper()
-	a := &allInOne{t: t, dataDir: dataDir, log: &bytes.Buffer{}, exited: make(chan error, 1)}
-	a.cmd = exec.Command(gcpBinary, append([]string{"start", "--data-dir", dataDir, "--secure-port", "0"}, flags...)...)
+	return startBinary(t, gcpBinary, dataDir, flags...)
+}
+
+// startBinary runs `<binary> start` on a free port and waits until its
+// kubectl sees /readyz.
+func startBinary(t *testing.T, binary, dataDir string, flags ...string) *allInOne {
+	t.Helper()
+	a := &allInOne{t: t, binary: binary, dataDir: dataDir, log: &bytes.Buffer{}, exited: make(chan error, 1)}
+	a.cmd = exec.Command(binary, append([]string{"start", "--data-dir", dataDir, "--secure-port", "0"}, flags...)...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -67,11 +76,11 @@ func startAllInOne(t *testing.T, dataDir string, flags ...string) *allInOne {
 		select {
 		case err := <-a.exited:
 			a.exited <- err
-			t.Fatalf("gcp start exited before ready: %v\n%s", err, a.log)
+			t.Fatalf("%s start exited before ready: %v\n%s", filepath.Base(binary), err, a.log)
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("gcp start not ready after 60s:\n%s", a.log)
+			t.Fatalf("%s start not ready after 60s:\n%s", filepath.Base(binary), a.log)
 		}
 	}
 }
@@ -90,7 +99,7 @@ func (a *allInOne) stop() error {
 		return err
 	case <-time.After(60 * time.Second):
 		_ = a.cmd.Process.Kill()
-		a.t.Errorf("gcp start did not stop within 60s of SIGTERM:\n%s", a.log)
+		a.t.Errorf("%s start did not stop within 60s of SIGTERM:\n%s", filepath.Base(a.binary), a.log)
 		return fmt.Errorf("killed")
 	}
 }
@@ -103,7 +112,7 @@ func (a *allInOne) kubectlErr(args ...string) (string, error) {
 func (a *allInOne) kubectlEnv(env []string, stdin string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, gcpBinary, append([]string{"kubectl", "--kubeconfig", a.kubeconfig()}, args...)...)
+	cmd := exec.CommandContext(ctx, a.binary, append([]string{"kubectl", "--kubeconfig", a.kubeconfig()}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
