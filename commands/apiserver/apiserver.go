@@ -13,6 +13,7 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -23,6 +24,9 @@ func NewOptions() *options.Options { return options.NewOptions() }
 // ctx is done.
 func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 	o := NewOptions()
+	comp, composeErr := stack.Compose()
+	// The stack's own admission plugins are flags' values too.
+	o.AddAdmissionPlugins(comp.AdmissionPlugins)
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)
 	cmd := &cobra.Command{
@@ -32,6 +36,9 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			"CRDs and APIServices, stored in the etcd members given with --etcd-servers.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if composeErr != nil {
+				return composeErr
+			}
 			completed, err := o.Complete()
 			if err != nil {
 				return err
@@ -39,7 +46,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			if errs := completed.Validate(); len(errs) > 0 {
 				return utilerrors.NewAggregate(errs)
 			}
-			return Run(ctx, completed, stack)
+			return Run(ctx, completed, comp)
 		},
 	}
 	for _, fs := range fss.FlagSets {
@@ -50,12 +57,9 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 	return cmd
 }
 
-// Run serves the stack's APIs with the completed options until ctx is done.
-func Run(ctx context.Context, o options.CompletedOptions, stack layering.Stack) error {
-	comp, err := stack.Compose()
-	if err != nil {
-		return err
-	}
+// Run serves the composition's APIs with the completed options until ctx
+// is done.
+func Run(ctx context.Context, o options.CompletedOptions, comp composition.Composition) error {
 	cfg, err := apiserver.NewConfig(o, comp)
 	if err != nil {
 		return fmt.Errorf("configuring the apiserver: %w", err)

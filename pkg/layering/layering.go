@@ -23,6 +23,7 @@ import (
 	clientgoinformers "k8s.io/client-go/informers"
 	"k8s.io/kube-openapi/pkg/common"
 
+	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 	certapproval "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/approval"
 	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/ctbattest"
 	certsigning "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/signing"
@@ -112,10 +113,12 @@ type Layer struct {
 	// policy when the stack serves RBAC. bootstrappolicy.ControllerPolicy
 	// makes a controller's.
 	Policy bootstrappolicy.Policy
-	// AdmissionPlugins names the plugins of gcp's admission set
-	// (pkg/controlplane/admission) that the layer's APIs make work; they
-	// run in the set's order, whichever layer names them.
-	AdmissionPlugins []string
+	// AdmissionPlugins are the plugins the layer's APIs make work: gcp's
+	// by name (gcpadmission.Named), which run in gcp's order whichever
+	// layer names them, and the layer's own with their factories, which
+	// run after gcp's built-in plugins and before admission policies and
+	// webhooks.
+	AdmissionPlugins []gcpadmission.Plugin
 }
 
 // Stack is an ordered list of layers.
@@ -128,7 +131,7 @@ func Generic() Stack {
 			Name:             Core,
 			APIGroups:        []registry.APIGroup{core.APIGroup{}},
 			PostStartHooks:   map[string]genericapiserver.PostStartHookFunc{core.SystemNamespacesHookName: core.SystemNamespacesHook},
-			AdmissionPlugins: []string{lifecycle.PluginName, resourcequotaadmission.PluginName},
+			AdmissionPlugins: gcpadmission.Named(lifecycle.PluginName, resourcequotaadmission.PluginName),
 			Controllers: []controllers.Descriptor{
 				namespace.Descriptor(),
 				garbagecollector.Descriptor(),
@@ -145,8 +148,8 @@ func Generic() Stack {
 		{
 			Name:      AdmissionRegistration,
 			APIGroups: []registry.APIGroup{admissionregistration.APIGroup{}},
-			AdmissionPlugins: []string{mutatingadmissionpolicy.PluginName, mutatingwebhook.PluginName,
-				validatingadmissionpolicy.PluginName, validatingwebhook.PluginName},
+			AdmissionPlugins: gcpadmission.Named(mutatingadmissionpolicy.PluginName, mutatingwebhook.PluginName,
+				validatingadmissionpolicy.PluginName, validatingwebhook.PluginName),
 			Controllers: []controllers.Descriptor{vapstatus.Descriptor()},
 		},
 		{Name: FlowControl, APIGroups: []registry.APIGroup{flowcontrol.APIGroup{}}, PostStartHooks: map[string]genericapiserver.PostStartHookFunc{flowcontrolensurer.HookName: flowcontrolensurer.Hook}},
@@ -154,8 +157,8 @@ func Generic() Stack {
 			Name:        Certificates,
 			APIGroups:   []registry.APIGroup{certificates.APIGroup{}},
 			Controllers: []controllers.Descriptor{csrsigning.Descriptor(), csrcleaner.Descriptor()},
-			AdmissionPlugins: []string{certapproval.PluginName, certsigning.PluginName,
-				ctbattest.PluginName, certsubjectrestriction.PluginName},
+			AdmissionPlugins: gcpadmission.Named(certapproval.PluginName, certsigning.PluginName,
+				ctbattest.PluginName, certsubjectrestriction.PluginName),
 		},
 		{Name: APIServerInternal, APIGroups: []registry.APIGroup{apiserverinternal.APIGroup{}}},
 		{Name: APIExtensions, APIExtensions: true},

@@ -5,6 +5,8 @@
 package admission
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
@@ -64,4 +66,61 @@ func RecommendedOrder() []string {
 // upstream's generic control plane every plugin gcp has is on by default.
 func DefaultOff() sets.Set[string] {
 	return sets.New[string]()
+}
+
+// Plugin is an admission plugin a layer makes work: one of gcp's set by
+// name, or a plugin of the layer's own with the factory that makes it.
+type Plugin struct {
+	// Name is the plugin's name, as --enable-admission-plugins and
+	// --disable-admission-plugins take it.
+	Name string
+	// Factory makes a plugin outside gcp's set; nil for one of gcp's.
+	// Layers' plugins are on by default and run after gcp's built-in
+	// plugins, before the admission policies and webhooks, in stack order,
+	// where kube-apiserver runs its compiled-in plugins.
+	Factory admission.Factory
+}
+
+// Named returns the plugins of gcp's set with these names.
+func Named(names ...string) []Plugin {
+	out := make([]Plugin, len(names))
+	for i, n := range names {
+		out[i] = Plugin{Name: n}
+	}
+	return out
+}
+
+// firstExternal is the first plugin of gcp's order that calls out to
+// configuration users write (policies, webhooks); layers' own plugins run
+// before it.
+const firstExternal = mutatingadmissionpolicy.PluginName
+
+// AddToOrder returns order with the names of plugins it lacks inserted
+// before the admission policy and webhook plugins, in the plugins' order.
+func AddToOrder(order []string, plugins []Plugin) []string {
+	var missing []string
+	for _, p := range plugins {
+		if !slices.Contains(order, p.Name) && !slices.Contains(missing, p.Name) {
+			missing = append(missing, p.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return order
+	}
+	at := slices.Index(order, firstExternal)
+	if at < 0 {
+		at = len(order)
+	}
+	return slices.Concat(order[:at:at], missing, order[at:])
+}
+
+// RegisterFactories registers the factories of plugins that registry does
+// not know yet; registering a name twice is a no-op here (k8s.io/apiserver
+// would exit the process).
+func RegisterFactories(registry *admission.Plugins, plugins []Plugin) {
+	for _, p := range plugins {
+		if p.Factory != nil && !slices.Contains(registry.Registered(), p.Name) {
+			registry.Register(p.Name, p.Factory)
+		}
+	}
 }

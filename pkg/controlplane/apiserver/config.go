@@ -317,15 +317,21 @@ func servesGroup(groups []registry.APIGroup, group string) bool {
 }
 
 // admissionFor returns a copy of o whose plugin order keeps only the
-// plugins the composition supports; enabling any other is an error.
-func admissionFor(o *genericoptions.AdmissionOptions, supported []string) (*genericoptions.AdmissionOptions, error) {
+// plugins the composition supports, its own registered and ordered;
+// enabling any other is an error.
+func admissionFor(o *genericoptions.AdmissionOptions, plugins []gcpadmission.Plugin) (*genericoptions.AdmissionOptions, error) {
+	gcpadmission.RegisterFactories(o.Plugins, plugins)
+	supported := make([]string, len(plugins))
+	for i, p := range plugins {
+		supported[i] = p.Name
+	}
 	for _, name := range o.EnablePlugins {
 		if !slices.Contains(supported, name) {
 			return nil, fmt.Errorf("--enable-admission-plugins: %s needs an API this server does not serve (supported: %s)", name, strings.Join(supported, ", "))
 		}
 	}
 	out := *o
-	out.RecommendedPluginOrder = slices.DeleteFunc(slices.Clone(o.RecommendedPluginOrder), func(name string) bool {
+	out.RecommendedPluginOrder = slices.DeleteFunc(slices.Clone(gcpadmission.AddToOrder(o.RecommendedPluginOrder, plugins)), func(name string) bool {
 		return !slices.Contains(supported, name)
 	})
 	return &out, nil

@@ -14,6 +14,7 @@ import (
 	clientgoinformers "k8s.io/client-go/informers"
 	"k8s.io/kube-openapi/pkg/common"
 
+	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
@@ -39,12 +40,13 @@ type Composition struct {
 	// Authorizers follow system:masters in the authorizer chain, in order.
 	// None means "system:masters or nothing" (plus public health paths).
 	Authorizers []AuthorizerFactory
-	// AdmissionPlugins names the admission plugins whose APIs the
-	// composition serves (a webhook plugin without admissionregistration
-	// would wait forever for its configuration). Only these can run; they
-	// run in the options' recommended order, as --enable-admission-plugins
-	// and --disable-admission-plugins select.
-	AdmissionPlugins []string
+	// AdmissionPlugins are the admission plugins the composition makes
+	// work: gcp's whose APIs it serves (a webhook plugin without
+	// admissionregistration would wait forever for its configuration) and
+	// the layers' own. Only these can run; they run in the options'
+	// recommended order, as --enable-admission-plugins and
+	// --disable-admission-plugins select.
+	AdmissionPlugins []gcpadmission.Plugin
 	// Policy is the RBAC policy reconciled at every start, when the
 	// composition serves rbac.authorization.k8s.io: gcp's bootstrap policy
 	// and what the layers add for their controllers and users.

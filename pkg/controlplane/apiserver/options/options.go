@@ -72,12 +72,23 @@ func NewOptions() *Options {
 	o.Features.EnablePriorityAndFairness = true
 	// Admission: gcp's plugin set in upstream's order, all on by default.
 	// The composition's layers decide which of them can run
-	// (apiserver.Extra.AdmissionPlugins).
+	// (composition.Composition.AdmissionPlugins) and may add their own
+	// (AddAdmissionPlugins).
 	o.Admission.Plugins = admission.NewPlugins()
 	gcpadmission.Register(o.Admission.Plugins)
 	o.Admission.RecommendedPluginOrder = gcpadmission.RecommendedOrder()
 	o.Admission.DefaultOffPlugins = gcpadmission.DefaultOff()
 	return o
+}
+
+// AddAdmissionPlugins registers a composition's own admission plugins
+// (those with a Factory) and puts them in the recommended order, so that
+// --enable-admission-plugins and --disable-admission-plugins accept and
+// list them; call it before AddFlags. apiserver.NewConfig adds them too,
+// for options built without it.
+func (o *Options) AddAdmissionPlugins(plugins []gcpadmission.Plugin) {
+	gcpadmission.RegisterFactories(o.Admission.Plugins, plugins)
+	o.Admission.RecommendedPluginOrder = gcpadmission.AddToOrder(o.Admission.RecommendedPluginOrder, plugins)
 }
 
 // AddFlags adds every flag, in sections like kube-apiserver's --help.
