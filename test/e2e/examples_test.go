@@ -103,6 +103,15 @@ spec: {size: 0, color: purple}
 	a.kubectl("delete", "namespace", "scratch", "--wait=false")
 	a.eventually(t, "namespace scratch deleted", 30*time.Second, notFound, "get", "namespace", "scratch")
 
+	// Without the coordination layer there are no Leases to elect a
+	// leader with: a separate controller manager says so and exits.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out3, err := exec.CommandContext(ctx, bin, "controllers", "--kubeconfig", filepath.Join(a.dataDir, "controllers.kubeconfig"), "--secure-port", "0").CombinedOutput()
+	if err == nil || !strings.Contains(string(out3), "leader election needs coordination.k8s.io/v1 leases") {
+		t.Errorf("widgets controllers with leader election and no Lease API: %v\n%s", err, out3)
+	}
+
 	if err := a.stop(); err != nil {
 		t.Fatalf("widgets start did not stop cleanly: %v\n%s", err, a.log)
 	}

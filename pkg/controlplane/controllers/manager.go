@@ -7,10 +7,14 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -111,6 +115,9 @@ func waitForAPIServer(ctx context.Context, client kubernetes.Interface) error {
 // runLeaderElected runs run while holding the lease; cancelling ctx
 // releases the lease at once.
 func runLeaderElected(ctx context.Context, c *Config, client kubernetes.Interface, run func(context.Context) error) error {
+	if err := checkLeaseAPI(client); err != nil {
+		return err
+	}
 	host, _ := os.Hostname()
 	id := host + "_" + string(uuid.NewUUID())
 	le := c.Generic.LeaderElection
@@ -144,6 +151,21 @@ func runLeaderElected(ctx context.Context, c *Config, client kubernetes.Interfac
 		return errors.New("leader election lost")
 	}
 	return runErr
+}
+
+// checkLeaseAPI fails at once when the API server does not serve the
+// Leases leader election needs (a stack without the coordination layer),
+// instead of retrying the lock for ever.
+func checkLeaseAPI(client kubernetes.Interface) error {
+	resources, err := client.Discovery().ServerResourcesForGroupVersion(coordinationv1.SchemeGroupVersion.String())
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("leader election: discovering %s: %w", coordinationv1.SchemeGroupVersion, err)
+	}
+	if err == nil && slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == "leases" }) {
+		return nil
+	}
+	return fmt.Errorf("leader election needs %s leases, which the API server does not serve: run with --leader-elect=false, or serve the coordination layer",
+		coordinationv1.SchemeGroupVersion)
 }
 
 // runControllers builds the enabled controllers, starts the informers
