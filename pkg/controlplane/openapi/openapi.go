@@ -11,7 +11,7 @@ import (
 // GetOpenAPIDefinitions, to DefaultOpenAPIConfig and DefaultOpenAPIV3Config.
 // It is k8s.io/apiserver's namer built from the schemes' external versions
 // only. gcp registers each served versioned type under its group's
-// __internal version as well (ARCHITECTURE.md, decision 2); the upstream
+// __internal version as well (docs/architecture.md, decision 2); the upstream
 // namer would list those registrations in the definitions'
 // x-kubernetes-group-version-kind extension, publishing "__internal"
 // versions to clients in /openapi/v2 and /openapi/v3.

@@ -43,7 +43,7 @@ func testRef(name string) spec.Ref {
 
 // servedScheme registers every group/version whose types hack/update-codegen.sh
 // generates definitions for, the way the server registers them: each
-// versioned type also under its group's __internal version (ARCHITECTURE.md,
+// versioned type also under its group's __internal version (docs/architecture.md,
 // decision 2).
 func servedScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()

@@ -8,7 +8,7 @@ import (
 
 // AddVersionedAsInternal registers types under gv and, unchanged, under gv's
 // group at the internal version: the versioned k8s.io/api type is its own hub
-// (ARCHITECTURE.md decision 2), so the apiserver's conversion to the internal
+// (docs/architecture.md decision 2), so the apiserver's conversion to the internal
 // version is a copy. It also adds the meta/v1 options types to gv.
 func AddVersionedAsInternal(scheme *runtime.Scheme, gv schema.GroupVersion, types ...runtime.Object) {
 	scheme.AddKnownTypes(gv, types...)
