@@ -38,6 +38,7 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		{"start", "--enable-admission-plugins", "NoSuchPlugin"},
 		{"start", "--runtime-config", "nope.example.com/v1=true"},
 		{"version", "-o", "xml"},
+		{"controllers", "--kubeconfig", "k", "--secure-port", "0", "--enable-leader-migration"},
 		{"etcd", "--data-dir", ""},
 		{"etcd", "--listen-client-urls", "::bad"},
 		{"apiserver"},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +95,10 @@ current-context: c
 	o.Generic.Controllers = []string{"*", "nope"}
 	if _, err := o.Config(); err == nil {
 		t.Error("an unknown controller name was accepted")
+	}
+	o.Generic.Controllers = nil
+	o.Generic.LeaderMigration.Enabled = true
+	if _, err := o.Config(); err == nil || !strings.Contains(err.Error(), "--enable-leader-migration") {
+		t.Errorf("--enable-leader-migration: got %v, want an error naming it", err)
 	}
 }

@@ -182,6 +182,12 @@ func (o *Options) Config() (*Config, error) {
 	if o.Kubeconfig == "" {
 		errs = append(errs, errors.New("--kubeconfig is required"))
 	}
+	// k8s.io/controller-manager's generic options bring these flags; leader
+	// migration moves controllers between kube-controller-manager and
+	// cloud-controller-manager, which gcp does not have.
+	if m := o.Generic.LeaderMigration; m != nil && (m.Enabled || m.ControllerMigrationConfig != "") {
+		errs = append(errs, errors.New("--enable-leader-migration and --leader-migration-config are not supported: gcp has no cloud controller manager to migrate controllers to"))
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
