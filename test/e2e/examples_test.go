@@ -117,3 +117,16 @@ spec: {size: 0, color: purple}
 	}
 	_ = os.Remove(bin)
 }
+
+// TestReconcilerExample runs examples/reconciler's tests: a
+// controller-runtime reconciler tested against pkg/testserver, with and
+// without gcp's controllers, and its generated-code check.
+func TestReconcilerExample(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(examplesDir, "reconciler")
+	goIn(t, dir, "vet", "./...")
+	goIn(t, dir, "test", "-count=1", "./...")
+	if out, err := exec.Command("bash", filepath.Join(dir, "hack", "verify-codegen.sh")).CombinedOutput(); err != nil {
+		t.Fatalf("examples/reconciler generated code is stale: %v\n%s", err, out)
+	}
+}
