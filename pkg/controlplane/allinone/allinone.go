@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
@@ -130,6 +131,13 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if err != nil {
 		return fail(fmt.Errorf("--secure-port: %w", err))
 	}
+	// Until the server runs, the listener is Start's to close.
+	ownsListener := true
+	cleanup = append(cleanup, func() {
+		if ownsListener {
+			_ = ln.Close()
+		}
+	})
 	port := ln.Addr().(*net.TCPAddr).Port
 
 	ao := options.NewOptions()
@@ -157,46 +165,44 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if o.APIServer != nil {
 		o.APIServer(ao)
 	}
+	// The etcd health checks are added below, with clients that Start
+	// closes (addEtcdChecks), instead of by the etcd options.
+	withEtcdChecks := ao.Etcd != nil && !ao.Etcd.SkipHealthEndpoints
+	if ao.Etcd != nil {
+		ao.Etcd.SkipHealthEndpoints = true
+	}
 	completed, err := ao.Complete()
 	if err != nil {
-		_ = ln.Close()
 		return fail(err)
 	}
 	if errs := completed.Validate(); len(errs) > 0 {
-		_ = ln.Close()
 		return fail(utilerrors.NewAggregate(errs))
 	}
-	// Options are checked before etcd starts: a flag that makes no sense
-	// fails with its own error and nothing else.
+	// Options are checked, and the configuration built, before etcd
+	// starts: a flag that makes no sense fails with its own error and
+	// nothing else.
 	if err := apiserver.ValidateFor(completed, comp); err != nil {
-		_ = ln.Close()
 		return fail(err)
 	}
-
-	etcdCfg := etcd.DefaultConfig(filepath.Join(dataDir, "etcd"))
-	etcdCfg.ListenClientURLs = []string{etcd.UnixSocketURL(socket)}
-	etcdCfg.AdvertiseClientURLs = etcdCfg.ListenClientURLs
-	store, err := etcd.Start(etcdCfg)
-	if err != nil {
-		_ = ln.Close()
-		return fail(fmt.Errorf("etcd: %w", err))
-	}
-	cleanup = append(cleanup, func() { _ = store.Close() })
 	cfg, err := apiserver.NewConfig(completed, comp)
 	if err != nil {
-		_ = ln.Close()
 		return fail(err)
 	}
-	server, err := cfg.Complete().New()
-	if err != nil {
-		_ = ln.Close()
-		return fail(err)
+	var checks etcdChecks
+	if withEtcdChecks {
+		configs := []*genericapiserver.Config{cfg.Generic}
+		if cfg.APIExtensions != nil {
+			configs = append(configs, &cfg.APIExtensions.GenericConfig.Config)
+		}
+		if cfg.Aggregator != nil {
+			configs = append(configs, &cfg.Aggregator.GenericConfig.Config)
+		}
+		if checks, err = addEtcdChecks(completed.Etcd, configs...); err != nil {
+			return fail(fmt.Errorf("etcd health checks: %w", err))
+		}
 	}
-	prepared, err := server.PrepareRun()
-	if err != nil {
-		_ = ln.Close()
-		return fail(err)
-	}
+	storages := &storageTracker{}
+	storages.track(cfg)
 
 	cp := &ControlPlane{
 		DataDir:         dataDir,
@@ -206,24 +212,50 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		done:            make(chan struct{}),
 	}
 	if err := pki.WriteKubeconfig(cp.AdminKubeconfig, cp.URL, files.CACert, files.AdminCert, files.AdminKey, "gcp"); err != nil {
-		_ = ln.Close()
 		return fail(fmt.Errorf("admin kubeconfig: %w", err))
 	}
-
 	// The controllers' kubeconfig is written even without controllers here,
 	// for a `gcp controllers` run against this control plane.
 	controllersKubeconfig := filepath.Join(dataDir, ControllersKubeconfigName)
 	if err := pki.WriteKubeconfig(controllersKubeconfig, cp.URL, files.CACert, files.ControllersCert, files.ControllersKey, "gcp"); err != nil {
-		_ = ln.Close()
 		return fail(fmt.Errorf("controllers kubeconfig: %w", err))
 	}
 	var controllersCfg *controllers.Config
 	if len(o.Controllers) > 0 && len(comp.Controllers) > 0 {
 		if controllersCfg, err = controllersConfig(controllersKubeconfig, files, comp.Controllers, o.Controllers); err != nil {
-			_ = ln.Close()
 			return fail(err)
 		}
 	}
+
+	etcdCfg := etcd.DefaultConfig(filepath.Join(dataDir, "etcd"))
+	etcdCfg.ListenClientURLs = []string{etcd.UnixSocketURL(socket)}
+	etcdCfg.AdvertiseClientURLs = etcdCfg.ListenClientURLs
+	store, err := etcd.Start(etcdCfg)
+	if err != nil {
+		return fail(fmt.Errorf("etcd: %w", err))
+	}
+	// If the server fails to build, whatever talks to etcd goes before it:
+	// the storage built so far (its clients hold watch streams that etcd's
+	// graceful stop would wait for, then redial the closed socket), and
+	// the health checks' clients once they exist.
+	cleanup = append(cleanup, func() { _ = store.Close() }, storages.destroy)
+	server, err := cfg.Complete().New()
+	if err != nil {
+		return fail(err)
+	}
+	prepared, err := server.PrepareRun()
+	if err != nil {
+		return fail(err)
+	}
+	checksStop := make(chan struct{})
+	cleanup = append(cleanup, func() { close(checksStop) })
+	if err := checks.start(checksStop); err != nil {
+		return fail(err)
+	}
+	// From here the server owns its storage and its listener: it destroys
+	// and closes them when it stops.
+	storages.release()
+	ownsListener = false
 
 	serverCtx, cancelServer := context.WithCancel(ctx)
 	go func() {
@@ -263,8 +295,9 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		}
 		cancelControllers()
 		cancelServer()
-		// Stop in reverse order: the API server has drained; now etcd and
-		// the data dir lock.
+		// Stop in reverse order: the API server has drained and destroyed
+		// its storage; now the etcd health checks' clients, etcd and the
+		// data dir lock.
 		for i := len(cleanup) - 1; i >= 0; i-- {
 			cleanup[i]()
 		}
