@@ -141,6 +141,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	port := ln.Addr().(*net.TCPAddr).Port
 
 	ao := options.NewOptions()
+	ao.AddAdmissionPlugins(comp.AdmissionPlugins)
 	ao.Etcd.StorageConfig.Transport.ServerList = []string{etcd.UnixSocketURL(socket)}
 	ao.SecureServing.Listener = ln
 	ao.SecureServing.BindAddress = net.ParseIP(o.BindAddress)
