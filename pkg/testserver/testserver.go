@@ -31,6 +31,7 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -41,7 +42,9 @@ type Options struct {
 	// Controllers selects which of the stack's controllers run in the
 	// server's process, as --controllers does: "*" for those on by
 	// default, "name" or "-name" for one. Empty: none, like envtest (no
-	// namespace deletion, no garbage collection).
+	// namespace deletion, no garbage collection). They start after the
+	// CRDs are installed, so they see them at once, and Start returns when
+	// their informers have synced.
 	Controllers []string
 	// CRDs are created once the server is ready; Start returns when each
 	// is established and served.
@@ -70,10 +73,12 @@ type Server struct {
 	// Client is a clientset for AdminConfig.
 	Client kubernetes.Interface
 
-	cancel     context.CancelFunc
-	removeDir  string
-	stopped    bool
-	stoppedErr error
+	cancel            context.CancelFunc
+	cancelControllers context.CancelFunc
+	controllersDone   chan error
+	removeDir         string
+	stopped           bool
+	stoppedErr        error
 }
 
 // Start starts a server for t and stops it when t ends; it fails t if the
@@ -130,7 +135,6 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 		DataDir:     o.DataDir,
 		BindAddress: "127.0.0.1",
 		SecurePort:  0,
-		Controllers: o.Controllers,
 		APIServer: func(ao *options.Options) {
 			// Tests shut down at once; no load balancer to drain.
 			ao.GenericServerRunOptions.ShutdownDelayDuration = 0
@@ -172,7 +176,35 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 			return fail(err)
 		}
 	}
+	if len(o.Controllers) > 0 && len(comp.Controllers) > 0 {
+		if err := s.runControllers(ctx, comp.Controllers, o.Controllers, timeout); err != nil {
+			return fail(err)
+		}
+	}
 	return s, nil
+}
+
+// runControllers runs the selected controllers in this process, as `gcp
+// start` does, and waits until their informers have synced.
+func (s *Server) runControllers(ctx context.Context, descriptors []controllers.Descriptor, selection []string, timeout time.Duration) error {
+	cfg, err := allinone.ControllersConfig(s.ControlPlane, descriptors, selection)
+	if err != nil {
+		return err
+	}
+	synced := make(chan struct{})
+	cfg.OnInformersSynced = func() { close(synced) }
+	ctx, s.cancelControllers = context.WithCancel(ctx)
+	s.controllersDone = make(chan error, 1)
+	go func() { s.controllersDone <- controllers.Run(ctx, cfg) }()
+	select {
+	case <-synced:
+		return nil
+	case err := <-s.controllersDone:
+		s.controllersDone <- err
+		return fmt.Errorf("controllers stopped before running: %w", err)
+	case <-time.After(timeout):
+		return fmt.Errorf("controllers not running after %v", timeout)
+	}
 }
 
 // Stop stops the server, waits for it and removes a temporary data dir.
@@ -182,10 +214,19 @@ func (s *Server) Stop() error {
 		return s.stoppedErr
 	}
 	s.stopped = true
+	// Controllers first, while the server still answers them.
+	var errs []error
+	if s.cancelControllers != nil {
+		s.cancelControllers()
+		if err := <-s.controllersDone; err != nil {
+			errs = append(errs, fmt.Errorf("controllers: %w", err))
+		}
+	}
 	s.cancel()
 	if s.ControlPlane != nil {
-		s.stoppedErr = s.ControlPlane.Wait()
+		errs = append(errs, s.ControlPlane.Wait())
 	}
+	s.stoppedErr = errors.Join(errs...)
 	s.removeData()
 	return s.stoppedErr
 }

@@ -311,8 +311,17 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 // ControllersKubeconfigName is the controllers' kubeconfig in the data dir.
 const ControllersKubeconfigName = "controllers.kubeconfig"
 
-// controllersConfig configures the controllers for running inside gcp
-// start: no serving, no leader election.
+// ControllersConfig configures descriptors' controllers to run in this
+// process against c, as `gcp start` runs them: the controllers' kubeconfig
+// of the data dir, a service account per controller, the cluster CA for
+// the CSR signer, no serving, no leader election; selection is as
+// --controllers. Start uses it when Options.Controllers is set; a caller
+// that wants to choose when they start (after installing CRDs, say) runs
+// controllers.Run with it.
+func ControllersConfig(c *ControlPlane, descriptors []controllers.Descriptor, selection []string) (*controllers.Config, error) {
+	return controllersConfig(filepath.Join(c.DataDir, ControllersKubeconfigName), c.PKI, descriptors, selection)
+}
+
 func controllersConfig(kubeconfig string, files *pki.Files, descriptors []controllers.Descriptor, selection []string) (*controllers.Config, error) {
 	o := controllers.NewOptions(descriptors)
 	o.Kubeconfig = kubeconfig

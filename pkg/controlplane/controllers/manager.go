@@ -228,6 +228,9 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 		meta.WaitForCacheSync(ctx.Done())
 		dyn.WaitForCacheSync(ctx.Done())
 		synced.Store(ctx.Err() == nil)
+		if ctx.Err() == nil && c.OnInformersSynced != nil {
+			c.OnInformersSynced()
+		}
 	}()
 	defer shared.Shutdown()
 	defer meta.Shutdown()

@@ -170,6 +170,10 @@ type Config struct {
 	// Descriptors are every known controller; Generic.Controllers says
 	// which run.
 	Descriptors []Descriptor
+	// OnInformersSynced, if set, is called once the controllers are
+	// running and their informers have synced (after winning leader
+	// election, when it is on); a test server waits for it.
+	OnInformersSynced func()
 }
 
 // Config validates the options and builds the configuration.
