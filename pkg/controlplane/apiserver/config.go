@@ -54,6 +54,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
+	"github.com/gcp-project/gcp/pkg/controlplane/serviceresolver"
 )
 
 // Config is the configuration of the three servers of the delegation chain.
@@ -71,6 +72,9 @@ type Config struct {
 	Informers clientgoinformers.SharedInformerFactory
 	// RuleResolver lists what the authorizer chain allows a user.
 	RuleResolver authorizer.RuleResolver
+	// ServiceResolver maps service references to addresses; a post-start
+	// hook starts it.
+	ServiceResolver *serviceresolver.Resolver
 	// ServiceAccountTokens issues and verifies service account tokens;
 	// nil when they are off.
 	ServiceAccountTokens *options.ServiceAccountTokens
@@ -276,11 +280,16 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	if err := o.Audit.ApplyTo(gc); err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	// Webhooks given a service reference are called at
-	// https://<service>.<namespace>.svc:<port>, resolved by DNS: gcp has no
-	// Service API, but when it runs inside a Kubernetes cluster, the
-	// cluster's DNS resolves such names (docs/admission.md).
-	serviceResolver := webhook.NewDefaultServiceResolver()
+	// Service references (APIServices, webhooks, CRD conversion) resolve
+	// through ConfigMap kube-system/service-addresses, or by DNS as
+	// <service>.<namespace>.svc: gcp has no Service API
+	// (docs/aggregation.md).
+	var resolverClient kubernetes.Interface
+	if servesGroup(comp.APIGroups, "") {
+		resolverClient = client
+	}
+	serviceResolver := serviceresolver.New(resolverClient)
+	c.ServiceResolver = serviceResolver
 	admissionOptions, err := admissionFor(o.Admission, comp.AdmissionPlugins)
 	if err != nil {
 		return nil, err
@@ -431,14 +440,13 @@ func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.Service
 		return nil, err
 	}
 	return &aggregatorapiserver.Config{
-		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: c.Informers},
+		// The remote availability controller sees every service reference
+		// as an ExternalName Service and checks it through the resolver.
+		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: newNoServicesInformers(c.Informers)},
 		ExtraConfig: aggregatorapiserver.ExtraConfig{
 			ProxyClientCertFile: c.Options.ProxyClientCertFile,
 			ProxyClientKeyFile:  c.Options.ProxyClientKeyFile,
 			ServiceResolver:     serviceResolver,
-			// There are no Services or EndpointSlices to check remote
-			// APIServices against; local ones are reconciled regardless.
-			DisableRemoteAvailableConditionController: true,
 		},
 	}, nil
 }

@@ -142,6 +142,14 @@ func (c CompletedConfig) addNativeHooks(native *genericapiserver.GenericAPIServe
 	}); err != nil {
 		return err
 	}
+	if r := c.Config.ServiceResolver; r != nil {
+		if err := native.AddPostStartHook("start-service-resolver", func(ctx genericapiserver.PostStartHookContext) error {
+			r.Start(ctx)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	if c.Config.servesCoreGroup() {
 		if err := native.AddPostStartHook(authenticationInfoHookName, publishAuthenticationInfo(c.Config.Options.Authentication)); err != nil {
 			return err

@@ -1,0 +1,198 @@
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	certutil "k8s.io/client-go/util/cert"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+	"k8s.io/utils/ptr"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/serviceresolver"
+)
+
+// svcBackend serves handler over HTTPS on a free loopback port with a
+// certificate for dnsName (<service>.<namespace>.svc, the TLS server name
+// callers of a service reference use); it returns the address, the CA
+// bundle to trust and a stop function.
+func svcBackend(t *testing.T, dnsName string, handler http.Handler) (addr string, caBundle []byte, stop func()) {
+	t.Helper()
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(dnsName, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: handler}
+	go func() { _ = srv.Serve(ln) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			_ = srv.Close()
+		}
+	}
+	t.Cleanup(stop)
+	return ln.Addr().String(), certPEM, stop
+}
+
+// discoveryBackend is the smallest aggregated API server: discovery of
+// wardle.example.com/v1alpha1, as service wardle/api.
+func discoveryBackend(t *testing.T) (addr string, caBundle []byte, stop func()) {
+	return svcBackend(t, "api.wardle.svc", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/apis/wardle.example.com/v1alpha1" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(metav1.APIResourceList{
+			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+			GroupVersion: "wardle.example.com/v1alpha1",
+			APIResources: []metav1.APIResource{{Name: "flunders", Kind: "Flunder", Namespaced: true, Verbs: metav1.Verbs{"get", "list"}}},
+		})
+	}))
+}
+
+func availableCondition(s *apiregistrationv1.APIService) *apiregistrationv1.APIServiceCondition {
+	for i := range s.Status.Conditions {
+		if s.Status.Conditions[i].Type == apiregistrationv1.Available {
+			return &s.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// TestRemoteAPIServiceAvailability: an APIService whose service reference
+// is mapped in ConfigMap kube-system/service-addresses becomes Available
+// (upstream's remote availability controller, checking discovery through
+// the resolver with the front-proxy identity), turns False with
+// FailedDiscoveryCheck when its backend dies, and an unmapped reference
+// is False with a message saying how to map it.
+func TestRemoteAPIServiceAvailability(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	addr, caBundle, stopBackend := discoveryBackend(t)
+
+	if _, err := s.Client.CoreV1().ConfigMaps(serviceresolver.Namespace).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: serviceresolver.ConfigMapName},
+		Data:       map[string]string{serviceresolver.Key("wardle", "api", 443): addr},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	agg := aggregatorclient.NewForConfigOrDie(s.AdminConfig).ApiregistrationV1().APIServices()
+	port := int32(443)
+	apiService := func(name, group, svc string) *apiregistrationv1.APIService {
+		return &apiregistrationv1.APIService{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: apiregistrationv1.APIServiceSpec{
+				Group: group, Version: "v1alpha1",
+				Service:              &apiregistrationv1.ServiceReference{Namespace: "wardle", Name: svc, Port: &port},
+				CABundle:             caBundle,
+				GroupPriorityMinimum: 1000, VersionPriority: 15,
+			},
+		}
+	}
+	for _, a := range []*apiregistrationv1.APIService{
+		apiService("v1alpha1.wardle.example.com", "wardle.example.com", "api"),
+		apiService("v1alpha1.other.example.com", "other.example.com", "missing"),
+	} {
+		if _, err := agg.Create(ctx, a, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	waitFor := func(name string, status apiregistrationv1.ConditionStatus, reason, message string, timeout time.Duration) {
+		t.Helper()
+		var last *apiregistrationv1.APIServiceCondition
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+			got, err := agg.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			last = availableCondition(got)
+			return last != nil && last.Status == status && last.Reason == reason && strings.Contains(last.Message, message), nil
+		})
+		if err != nil {
+			t.Fatalf("%s: want Available=%s %s %q, last %+v", name, status, reason, message, last)
+		}
+	}
+	waitFor("v1alpha1.wardle.example.com", apiregistrationv1.ConditionTrue, "Passed", "all checks passed", 30*time.Second)
+	waitFor("v1alpha1.other.example.com", apiregistrationv1.ConditionFalse, "FailedDiscoveryCheck",
+		"add key missing.wardle.443 (value host:port) to ConfigMap kube-system/service-addresses", 30*time.Second)
+
+	// The aggregator proxies to the backend through the same resolver.
+	var status int
+	s.Client.Discovery().RESTClient().Get().AbsPath("/apis/wardle.example.com/v1alpha1").Do(ctx).StatusCode(&status)
+	if status != http.StatusOK {
+		t.Errorf("GET /apis/wardle.example.com/v1alpha1 through the aggregator: %d", status)
+	}
+
+	// A dead backend is noticed at the next check (every 30 s).
+	stopBackend()
+	waitFor("v1alpha1.wardle.example.com", apiregistrationv1.ConditionFalse, "FailedDiscoveryCheck", "failing or missing response from https://"+addr, 70*time.Second)
+}
+
+// TestWebhookByServiceReference: an admission webhook given as a service
+// reference fails closed, saying how to map it, until ConfigMap
+// kube-system/service-addresses maps it; then it is called (TLS server
+// name hook.wardle.svc) without a restart.
+func TestWebhookByServiceReference(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	addr, caBundle, _ := svcBackend(t, "hook.wardle.svc", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		whReview(w, r, func(*admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Result: &metav1.Status{Code: http.StatusForbidden, Message: "denied by hook.wardle"}}
+		})
+	}))
+	whNamespace(t, s.Client, "svc-ref", "on")
+	cc := admissionregistrationv1.WebhookClientConfig{
+		Service:  &admissionregistrationv1.ServiceReference{Namespace: "wardle", Name: "hook", Path: ptr.To("/deny")},
+		CABundle: caBundle,
+	}
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "by-service"},
+		Webhooks:   []admissionregistrationv1.ValidatingWebhook{whValidating("deny.wardle.example.com", cc, "on", admissionregistrationv1.Fail)},
+	}
+	if _, err := s.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	whEventually(t, "an unmapped service reference fails closed with how to map it", func(name string) error {
+		_, err := whCreateConfigMap(s.Client, "svc-ref", name, nil)
+		return err
+	}, func(err error) bool {
+		return err != nil && strings.Contains(err.Error(), "add key hook.wardle.443 (value host:port) to ConfigMap kube-system/service-addresses")
+	})
+
+	if _, err := s.Client.CoreV1().ConfigMaps(serviceresolver.Namespace).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: serviceresolver.ConfigMapName},
+		Data:       map[string]string{serviceresolver.Key("wardle", "hook", 443): addr},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	whEventually(t, "the mapped webhook is called", func(name string) error {
+		_, err := whCreateConfigMap(s.Client, "svc-ref", name, nil)
+		return err
+	}, func(err error) bool {
+		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "denied by hook.wardle")
+	})
+}
