@@ -34,7 +34,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// process is a running gcp subcommand.
+// process is a running gcp subcommand (or another binary a test runs).
 type process struct {
 	cmd  *exec.Cmd
 	log  *syncBuffer
@@ -43,7 +43,14 @@ type process struct {
 
 func startProcess(t *testing.T, args ...string) *process {
 	t.Helper()
-	p := &process{cmd: exec.Command(gcpBinary, args...), log: &syncBuffer{}, done: make(chan struct{})}
+	return startBinaryProcess(t, gcpBinary, args...)
+}
+
+// startBinaryProcess runs binary with args, stopping it (SIGTERM, then
+// SIGKILL after 30 s) at the end of the test.
+func startBinaryProcess(t *testing.T, binary string, args ...string) *process {
+	t.Helper()
+	p := &process{cmd: exec.Command(binary, args...), log: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	certutil "k8s.io/client-go/util/cert"
+)
+
+// TestAggregatedSampleAPIServer registers a real aggregated API server,
+// k8s.io/sample-apiserver at the k8s.io version gcp is built on (built
+// from test/e2e/testdata/sampleapiserver, a module of its own), run as a
+// process on loopback and reached through ConfigMap
+// kube-system/service-addresses, as docs/aggregation.md says: its
+// APIService becomes Available, kubectl gets, creates, watches and
+// explains flunders through gcp, and the condition turns False when the
+// process is killed and True again when it is back.
+func TestAggregatedSampleAPIServer(t *testing.T) {
+	t.Parallel()
+	wardle := filepath.Join(t.TempDir(), "wardle")
+	goIn(t, filepath.Join("testdata", "sampleapiserver"), "build", "-o", wardle, "k8s.io/sample-apiserver")
+
+	a := startAllInOne(t, t.TempDir())
+	dir := t.TempDir()
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("api.wardle.svc", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	runWardle := func() *process {
+		// Its own etcd prefix in gcp's etcd, through the data dir's socket;
+		// the admin kubeconfig for delegated authn/z and its informers.
+		return startBinaryProcess(t, wardle,
+			"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1",
+			"--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
+			"--etcd-servers", "unix://"+filepath.Join(a.dataDir, "etcd.sock"),
+			"--kubeconfig", a.kubeconfig(), "--authentication-kubeconfig", a.kubeconfig(), "--authorization-kubeconfig", a.kubeconfig())
+	}
+	backend := runWardle()
+
+	a.kubectl("create", "configmap", "service-addresses", "-n", "kube-system",
+		"--from-literal=api.wardle.443=127.0.0.1:"+strconv.Itoa(port))
+	a.apply(fmt.Sprintf(`apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata: {name: v1alpha1.wardle.example.com}
+spec:
+  group: wardle.example.com
+  version: v1alpha1
+  service: {namespace: wardle, name: api, port: 443}
+  caBundle: %s
+  groupPriorityMinimum: 1000
+  versionPriority: 15
+`, base64.StdEncoding.EncodeToString(certPEM)), "apply", "-f", "-")
+	available := func(status string) {
+		t.Helper()
+		a.eventually(t, "APIService Available="+status, 90*time.Second, func(out string, err error) bool {
+			return err == nil && strings.HasPrefix(out, status)
+		}, "get", "apiservice", "v1alpha1.wardle.example.com", "-o", `jsonpath={.status.conditions[?(@.type=="Available")].status} {.status.conditions[?(@.type=="Available")].reason}`)
+	}
+	available("True")
+	a.kubectl("wait", "--for=condition=Available", "apiservice/v1alpha1.wardle.example.com", "--timeout=30s")
+
+	a.eventually(t, "flunders in discovery", 30*time.Second, func(out string, err error) bool {
+		return err == nil && strings.Contains(out, "flunders")
+	}, "api-resources", "--api-group=wardle.example.com", "-o", "name")
+	a.apply(`apiVersion: wardle.example.com/v1alpha1
+kind: Flunder
+metadata: {name: f1, namespace: default}
+spec: {reference: f0}
+`, "apply", "-f", "-")
+	mustContain(t, a.kubectl("get", "flunders", "-n", "default"), "f1")
+	mustContain(t, a.kubectl("get", "--raw", "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders?watch=1&timeoutSeconds=1"), `"type":"ADDED"`, `"name":"f1"`)
+	mustContain(t, a.kubectl("explain", "flunder.spec"), "reference")
+
+	// SIGKILL the backend: the next check turns the APIService False.
+	_ = backend.cmd.Process.Signal(syscall.SIGKILL)
+	<-backend.done
+	available("False FailedDiscoveryCheck")
+	runWardle()
+	available("True")
+	mustContain(t, a.kubectl("get", "flunders", "-n", "default"), "f1")
+}
