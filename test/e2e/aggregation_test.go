@@ -86,11 +86,42 @@ spec: {reference: f0}
 	mustContain(t, a.kubectl("get", "--raw", "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders?watch=1&timeoutSeconds=1"), `"type":"ADDED"`, `"name":"f1"`)
 	mustContain(t, a.kubectl("explain", "flunder.spec"), "reference")
 
+	a.kubectl("create", "namespace", "doomed")
+	a.apply(`apiVersion: wardle.example.com/v1alpha1
+kind: Flunder
+metadata: {name: f2, namespace: doomed}
+spec: {reference: f0}
+`, "apply", "-f", "-")
+
 	// SIGKILL the backend: the next check turns the APIService False.
 	_ = backend.cmd.Process.Signal(syscall.SIGKILL)
 	<-backend.done
 	available("False FailedDiscoveryCheck")
+
+	// A namespace with flunders cannot be emptied while their group is
+	// gone: it stays Terminating and says which APIService and why.
+	a.kubectl("delete", "namespace", "doomed", "--wait=false")
+	a.eventually(t, "doomed says why it waits", 60*time.Second, func(out string, err error) bool {
+		return err == nil && strings.Contains(out, "APIService v1alpha1.wardle.example.com is not Available: FailedDiscoveryCheck")
+	}, "get", "namespace", "doomed", "-o", `jsonpath={.status.conditions[?(@.type=="NamespaceDeletionDiscoveryFailure")].message}`)
+	// The garbage collector goes on for everything else meanwhile.
+	a.kubectl("create", "configmap", "owner")
+	uid := strings.TrimSpace(a.kubectl("get", "configmap", "owner", "-o", "jsonpath={.metadata.uid}"))
+	a.apply(fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dependent
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner, uid: %s}]
+`, uid), "apply", "-f", "-")
+	a.kubectl("delete", "configmap", "owner")
+	a.eventually(t, "dependent garbage-collected while wardle is down", 60*time.Second, notFound, "get", "configmap", "dependent")
+
+	// Back: Available again, and the namespace finishes at once (the
+	// APIService change retries it), its flunder deleted.
 	runWardle()
 	available("True")
+	back := time.Now()
+	a.eventually(t, "doomed deleted once wardle is back", 30*time.Second, notFound, "get", "namespace", "doomed")
+	t.Logf("namespace deleted %v after the APIService was Available again", time.Since(back).Round(100*time.Millisecond))
 	mustContain(t, a.kubectl("get", "flunders", "-n", "default"), "f1")
 }

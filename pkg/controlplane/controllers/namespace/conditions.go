@@ -3,6 +3,7 @@ package namespace
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,12 +47,27 @@ func (c *conditions) set(t corev1.NamespaceConditionType, reason, message string
 	c.failing[t] = corev1.NamespaceCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: message}
 }
 
-// discoveryFailed reports that discovery failed, for some groups or all.
-func (c *conditions) discoveryFailed(err error) {
+// discoveryFailed reports that discovery failed, for some groups or all;
+// explain, if not nil, says why a group version failed (its APIService's
+// condition).
+func (c *conditions) discoveryFailed(err error, explain func(schema.GroupVersion) string) {
 	msg := err.Error()
 	var groupErr *discovery.ErrGroupDiscoveryFailed
 	if errors.As(err, &groupErr) {
 		msg = fmt.Sprintf("Discovery failed for some groups, %d failing: %v", len(groupErr.Groups), err)
+		if explain != nil {
+			var why []string
+			for _, gv := range slices.SortedFunc(maps.Keys(groupErr.Groups), func(a, b schema.GroupVersion) int {
+				return strings.Compare(a.String(), b.String())
+			}) {
+				if e := explain(gv); e != "" {
+					why = append(why, e)
+				}
+			}
+			if len(why) > 0 {
+				msg += "; " + strings.Join(why, "; ")
+			}
+		}
 	}
 	c.set(corev1.NamespaceDeletionDiscoveryFailure, "DiscoveryFailed", msg)
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -74,7 +76,16 @@ func newFromContext(ctx context.Context, c controllers.Context) (controllers.Con
 	if err != nil {
 		return nil, err
 	}
+	// With aggregation served, APIServices say why a group cannot be
+	// discovered, and a change to one (back, or removed) retries the
+	// namespaces waiting on it at once.
+	var apiServices cache.SharedIndexInformer
+	if resources, err := client.Discovery().ServerResourcesForGroupVersion(apiServicesResource.GroupVersion().String()); err == nil &&
+		slices.ContainsFunc(resources.APIResources, func(r metav1.APIResource) bool { return r.Name == apiServicesResource.Resource }) {
+		apiServices = c.DynamicInformerFactory.ForResource(apiServicesResource).Informer()
+	}
 	return newController(ctx, options{
+		apiServices: apiServices,
 		namespaces:  client.CoreV1().Namespaces(),
 		metadata:    metadataClient,
 		discover:    client.Discovery().ServerPreferredNamespacedResources,
@@ -87,6 +98,8 @@ func newFromContext(ctx context.Context, c controllers.Context) (controllers.Con
 
 // options are what newController needs; tests fill them with fakes.
 type options struct {
+	// apiServices, if not nil, is an informer of APIServices (unstructured).
+	apiServices cache.SharedIndexInformer
 	namespaces  namespaceClient
 	metadata    metadata.Interface
 	discover    func() ([]*metav1.APIResourceList, error)
@@ -126,7 +139,32 @@ func newController(ctx context.Context, o options) *controller {
 		// Only possible once the informer has stopped.
 		utilruntime.HandleErrorWithContext(ctx, err, "Adding the namespace event handler")
 	}
+	if o.apiServices != nil {
+		c.deleter.explain = apiServiceExplainer{store: o.apiServices.GetStore()}.explain
+		_, err := o.apiServices.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, _ any) { c.retryTerminating() },
+			DeleteFunc: func(any) { c.retryTerminating() },
+		})
+		if err != nil {
+			utilruntime.HandleErrorWithContext(ctx, err, "Adding the APIService event handler")
+		}
+	}
 	return c
+}
+
+// retryTerminating queues every namespace being deleted at once: an
+// APIService changed (became Available, or was removed), so one waiting on
+// its group's discovery may finish now instead of after its backoff.
+func (c *controller) retryTerminating() {
+	namespaces, err := c.lister.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, ns := range namespaces {
+		if !ns.DeletionTimestamp.IsZero() {
+			c.queue.Add(ns.Name)
+		}
+	}
 }
 
 // rateLimiter retries a namespace quickly at first, backing off to once a

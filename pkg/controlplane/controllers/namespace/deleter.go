@@ -68,6 +68,8 @@ type deleter struct {
 	metadata   metadata.Interface
 	discover   func() ([]*metav1.APIResourceList, error)
 	finalizer  corev1.FinalizerName
+	// explain says why a group version's discovery failed; may be nil.
+	explain func(schema.GroupVersion) string
 }
 
 func newDeleter(namespaces namespaceClient, metadataClient metadata.Interface, discover func() ([]*metav1.APIResourceList, error), finalizer corev1.FinalizerName) *deleter {
@@ -169,7 +171,7 @@ func (d *deleter) resources(conds *conditions) ([]resource, []error) {
 	if err != nil {
 		// Some groups may have failed; go on with the others.
 		errs = append(errs, err)
-		conds.discoveryFailed(err)
+		conds.discoveryFailed(err, d.explain)
 	}
 	var out []resource
 	var parseErrs []error
