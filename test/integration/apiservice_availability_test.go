@@ -84,8 +84,8 @@ func availableCondition(s *apiregistrationv1.APIService) *apiregistrationv1.APIS
 // is mapped in ConfigMap kube-system/service-addresses becomes Available
 // (upstream's remote availability controller, checking discovery through
 // the resolver with the front-proxy identity), turns False with
-// FailedDiscoveryCheck when its backend dies, and an unmapped reference
-// is False with a message saying how to map it.
+// FailedDiscoveryCheck when its backend dies; an unknown service is
+// ServiceNotFound and an unmapped port says how to map it.
 func TestRemoteAPIServiceAvailability(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)
@@ -136,8 +136,19 @@ func TestRemoteAPIServiceAvailability(t *testing.T) {
 		}
 	}
 	waitFor("v1alpha1.wardle.example.com", apiregistrationv1.ConditionTrue, "Passed", "all checks passed", 30*time.Second)
-	waitFor("v1alpha1.other.example.com", apiregistrationv1.ConditionFalse, "FailedDiscoveryCheck",
-		"add key missing.wardle.443 (value host:port) to ConfigMap kube-system/service-addresses", 30*time.Second)
+	// A service neither mapped nor resolvable by DNS is not there, as
+	// upstream says of a missing Service; a mapped service without the
+	// port asked for fails its discovery check, saying what to add.
+	waitFor("v1alpha1.other.example.com", apiregistrationv1.ConditionFalse, "ServiceNotFound",
+		`service/missing in "wardle" is not present`, 30*time.Second)
+	wrongPort := apiService("v1alpha1.port.example.com", "port.example.com", "api")
+	p := int32(8443)
+	wrongPort.Spec.Service.Port = &p
+	if _, err := agg.Create(ctx, wrongPort, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("v1alpha1.port.example.com", apiregistrationv1.ConditionFalse, "FailedDiscoveryCheck",
+		"add key api.wardle.8443 (value host:port) to ConfigMap kube-system/service-addresses", 30*time.Second)
 
 	// The aggregator proxies to the backend through the same resolver.
 	var status int

@@ -442,7 +442,7 @@ func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.Service
 	return &aggregatorapiserver.Config{
 		// The remote availability controller sees every service reference
 		// as an ExternalName Service and checks it through the resolver.
-		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: newNoServicesInformers(c.Informers)},
+		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: newNoServicesInformers(c.Informers, c.ServiceResolver)},
 		ExtraConfig: aggregatorapiserver.ExtraConfig{
 			ProxyClientCertFile: c.Options.ProxyClientCertFile,
 			ProxyClientKeyFile:  c.Options.ProxyClientKeyFile,

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -37,11 +38,16 @@ type noServicesInformers struct {
 	started bool
 }
 
-func newNoServicesInformers(f clientgoinformers.SharedInformerFactory) *noServicesInformers {
+// knownServices says whether a service reference leads anywhere.
+type knownServices interface {
+	HasService(namespace, name string) bool
+}
+
+func newNoServicesInformers(f clientgoinformers.SharedInformerFactory, known knownServices) *noServicesInformers {
 	endpointSlices := emptyInformer(&discoveryv1.EndpointSlice{}, &discoveryv1.EndpointSliceList{})
 	return &noServicesInformers{
 		SharedInformerFactory: f,
-		services:              externalNameServices{emptyInformer(&corev1.Service{}, &corev1.ServiceList{})},
+		services:              externalNameServices{informer: emptyInformer(&corev1.Service{}, &corev1.ServiceList{}), known: known},
 		endpointSlices:        emptyEndpointSlices{endpointSlices},
 	}
 }
@@ -129,24 +135,36 @@ func (v discoveryV1) EndpointSlices() discoveryv1informers.TypedEndpointSliceInf
 	return v.endpointSlices
 }
 
-// externalNameServices answers every Service lookup with an ExternalName
-// Service <name>.<namespace>.svc: a reference is reachable if the
-// resolver reaches it.
-type externalNameServices struct{ informer cache.SharedIndexInformer }
+// externalNameServices answers a Service lookup with an ExternalName
+// Service <name>.<namespace>.svc when the resolver knows the service (the
+// ConfigMap maps it, or DNS resolves it), and NotFound otherwise, which
+// kube-aggregator reports as ServiceNotFound.
+type externalNameServices struct {
+	informer cache.SharedIndexInformer
+	known    knownServices
+}
 
 func (s externalNameServices) Informer() cache.SharedIndexInformer { return s.informer }
 func (s externalNameServices) TypedInformer() corev1informers.ServiceIndexInformer {
 	return cache.NewTypedSharedIndexInformer[*corev1.Service](s.informer)
 }
-func (s externalNameServices) Lister() corelisters.ServiceLister { return externalNameLister{} }
+func (s externalNameServices) Lister() corelisters.ServiceLister {
+	return externalNameLister{known: s.known}
+}
 
-type externalNameLister struct{ namespace string }
+type externalNameLister struct {
+	known     knownServices
+	namespace string
+}
 
 func (externalNameLister) List(labels.Selector) ([]*corev1.Service, error) { return nil, nil }
-func (externalNameLister) Services(namespace string) corelisters.ServiceNamespaceLister {
-	return externalNameLister{namespace: namespace}
+func (l externalNameLister) Services(namespace string) corelisters.ServiceNamespaceLister {
+	return externalNameLister{known: l.known, namespace: namespace}
 }
 func (l externalNameLister) Get(name string) (*corev1.Service, error) {
+	if l.known != nil && !l.known.HasService(l.namespace, name) {
+		return nil, apierrors.NewNotFound(corev1.Resource("services"), name)
+	}
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: l.namespace},
 		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: name + "." + l.namespace + ".svc"},

@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -124,6 +125,26 @@ func (r *Resolver) ResolveEndpoint(namespace, name string, port int32) (*url.URL
 			namespace, name, port, key, Namespace, ConfigMapName, host, err)
 	}
 	return &url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(int(port)))}, nil
+}
+
+// HasService reports whether a service is known at all: the ConfigMap
+// maps one of its ports, or its name resolves by DNS. kube-aggregator's
+// availability check reports an unknown service as ServiceNotFound.
+func (r *Resolver) HasService(namespace, name string) bool {
+	if r.lister != nil {
+		if cm, err := r.lister.Get(ConfigMapName); err == nil {
+			prefix := name + "." + namespace + "."
+			for key := range cm.Data {
+				if strings.HasPrefix(key, prefix) {
+					return true
+				}
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dnsTimeout)
+	defer cancel()
+	_, err := r.lookupHost(ctx, name+"."+namespace+".svc")
+	return err == nil
 }
 
 func mapped(cm *corev1.ConfigMap, key string) (string, bool) {

@@ -54,6 +54,15 @@ func TestResolveEndpoint(t *testing.T) {
 		}
 	}
 
+	for _, c := range []struct {
+		name string
+		want bool
+	}{{"api", true}, {"dns", true}, {"nowhere", false}} {
+		if got := r.HasService("wardle", c.name); got != c.want {
+			t.Errorf("HasService(wardle, %s) = %v, want %v", c.name, got, c.want)
+		}
+	}
+
 	// Without the core group there is nothing to read: DNS only.
 	dnsOnly := New(nil)
 	dnsOnly.Start(ctx)
