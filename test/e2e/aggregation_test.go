@@ -51,6 +51,10 @@ func TestAggregatedSampleAPIServer(t *testing.T) {
 			"--kubeconfig", a.kubeconfig(), "--authentication-kubeconfig", a.kubeconfig(), "--authorization-kubeconfig", a.kubeconfig())
 	}
 	backend := runWardle()
+	killWardle := func() {
+		_ = backend.cmd.Process.Signal(syscall.SIGKILL)
+		<-backend.done
+	}
 
 	a.kubectl("create", "configmap", "service-addresses", "-n", "kube-system",
 		"--from-literal=api.wardle.443=127.0.0.1:"+strconv.Itoa(port))
@@ -94,8 +98,7 @@ spec: {reference: f0}
 `, "apply", "-f", "-")
 
 	// SIGKILL the backend: the next check turns the APIService False.
-	_ = backend.cmd.Process.Signal(syscall.SIGKILL)
-	<-backend.done
+	killWardle()
 	available("False FailedDiscoveryCheck")
 
 	// A namespace with flunders cannot be emptied while their group is
@@ -115,13 +118,38 @@ metadata:
 `, uid), "apply", "-f", "-")
 	a.kubectl("delete", "configmap", "owner")
 	a.eventually(t, "dependent garbage-collected while wardle is down", 60*time.Second, notFound, "get", "configmap", "dependent")
+	// And the quota controller counts.
+	a.kubectl("create", "quota", "cms", "--hard=count/configmaps=100")
+	a.eventually(t, "quota usage computed while wardle is down", 60*time.Second, func(out string, err error) bool {
+		return err == nil && out != ""
+	}, "get", "resourcequota", "cms", "-o", "jsonpath={.status.used.count/configmaps}")
 
 	// Back: Available again, and the namespace finishes at once (the
 	// APIService change retries it), its flunder deleted.
-	runWardle()
+	backend = runWardle()
 	available("True")
 	back := time.Now()
 	a.eventually(t, "doomed deleted once wardle is back", 30*time.Second, notFound, "get", "namespace", "doomed")
 	t.Logf("namespace deleted %v after the APIService was Available again", time.Since(back).Round(100*time.Millisecond))
 	mustContain(t, a.kubectl("get", "flunders", "-n", "default"), "f1")
+
+	// Down again, and this time the APIService goes: the namespace waiting
+	// on it finishes at once (its flunders stay in wardle's storage, as
+	// upstream leaves them).
+	a.kubectl("create", "namespace", "doomed2")
+	a.apply(strings.Replace(`apiVersion: wardle.example.com/v1alpha1
+kind: Flunder
+metadata: {name: f3, namespace: NS}
+spec: {reference: f0}
+`, "NS", "doomed2", 1), "apply", "-f", "-")
+	killWardle()
+	available("False FailedDiscoveryCheck")
+	a.kubectl("delete", "namespace", "doomed2", "--wait=false")
+	a.eventually(t, "doomed2 says why it waits", 60*time.Second, func(out string, err error) bool {
+		return err == nil && strings.Contains(out, "APIService v1alpha1.wardle.example.com is not Available")
+	}, "get", "namespace", "doomed2", "-o", `jsonpath={.status.conditions[?(@.type=="NamespaceDeletionDiscoveryFailure")].message}`)
+	a.kubectl("delete", "apiservice", "v1alpha1.wardle.example.com")
+	removed := time.Now()
+	a.eventually(t, "doomed2 deleted once the APIService is gone", 30*time.Second, notFound, "get", "namespace", "doomed2")
+	t.Logf("namespace deleted %v after the APIService was removed", time.Since(removed).Round(100*time.Millisecond))
 }
