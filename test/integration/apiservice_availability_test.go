@@ -12,15 +12,21 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	certutil "k8s.io/client-go/util/cert"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"k8s.io/utils/ptr"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/serviceresolver"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // svcBackend serves handler over HTTPS on a free loopback port with a
@@ -206,4 +212,78 @@ func TestWebhookByServiceReference(t *testing.T) {
 	}, func(err error) bool {
 		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "denied by hook.wardle")
 	})
+}
+
+// TestConversionWebhookByServiceReference: a CRD conversion webhook given
+// as a service reference is reached through ConfigMap
+// kube-system/service-addresses, like APIServices and admission webhooks.
+func TestConversionWebhookByServiceReference(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	addr, caBundle, _ := svcBackend(t, "conv.wardle.svc", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var review apiextensionsv1.ConversionReview
+		if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+			http.Error(w, "bad review", http.StatusBadRequest)
+			return
+		}
+		resp := &apiextensionsv1.ConversionResponse{UID: review.Request.UID, Result: metav1.Status{Status: metav1.StatusSuccess}}
+		for _, raw := range review.Request.Objects {
+			var obj map[string]any
+			_ = json.Unmarshal(raw.Raw, &obj)
+			obj["apiVersion"] = review.Request.DesiredAPIVersion
+			if review.Request.DesiredAPIVersion == "conv.example.dev/v2" {
+				obj["converted"] = "by conv.wardle"
+			} else {
+				delete(obj, "converted")
+			}
+			b, _ := json.Marshal(obj)
+			resp.ConvertedObjects = append(resp.ConvertedObjects, runtime.RawExtension{Raw: b})
+		}
+		review.Response, review.Request = resp, nil
+		_ = json.NewEncoder(w).Encode(review)
+	}))
+	if _, err := s.Client.CoreV1().ConfigMaps(serviceresolver.Namespace).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: serviceresolver.ConfigMapName},
+		Data:       map[string]string{serviceresolver.Key("wardle", "conv", 443): addr},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "gadgets.conv.example.dev"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "conv.example.dev", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Singular: "gadget", Kind: "Gadget", ListKind: "GadgetList"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1", Served: true, Storage: true, Schema: schema},
+				{Name: "v2", Served: true, Schema: schema},
+			},
+			Conversion: &apiextensionsv1.CustomResourceConversion{
+				Strategy: apiextensionsv1.WebhookConverter,
+				Webhook: &apiextensionsv1.WebhookConversion{
+					ConversionReviewVersions: []string{"v1"},
+					ClientConfig: &apiextensionsv1.WebhookClientConfig{
+						Service:  &apiextensionsv1.ServiceReference{Namespace: "wardle", Name: "conv", Path: ptr.To("/convert")},
+						CABundle: caBundle,
+					},
+				},
+			},
+		},
+	}
+	if err := testserver.InstallCRDs(ctx, s.AdminConfig, 30*time.Second, crd); err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(s.AdminConfig)
+	gadget := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "conv.example.dev/v1", "kind": "Gadget", "metadata": map[string]any{"name": "g"}}}
+	if _, err := dyn.Resource(k8sschema.GroupVersionResource{Group: "conv.example.dev", Version: "v1", Resource: "gadgets"}).Namespace("default").Create(ctx, gadget, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := dyn.Resource(k8sschema.GroupVersionResource{Group: "conv.example.dev", Version: "v2", Resource: "gadgets"}).Namespace("default").Get(ctx, "g", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("reading v2 through the conversion webhook: %v", err)
+	}
+	if got.Object["converted"] != "by conv.wardle" {
+		t.Fatalf("v2 object was not converted by the webhook: %v", got.Object)
+	}
 }
