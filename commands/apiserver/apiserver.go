@@ -8,12 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/discovery"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/term"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -46,7 +48,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			if errs := completed.Validate(); len(errs) > 0 {
 				return utilerrors.NewAggregate(errs)
 			}
-			return Run(ctx, completed, comp)
+			return Run(ctx, completed, comp, sdnotify.TakeFromEnv())
 		},
 	}
 	for _, fs := range fss.FlagSets {
@@ -58,8 +60,8 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 }
 
 // Run serves the composition's APIs with the completed options until ctx
-// is done.
-func Run(ctx context.Context, o options.CompletedOptions, comp composition.Composition) error {
+// is done; notify, under systemd, hears READY=1 once /readyz is 200.
+func Run(ctx context.Context, o options.CompletedOptions, comp composition.Composition, notify sdnotify.Notifier) error {
 	cfg, err := apiserver.NewConfig(o, comp)
 	if err != nil {
 		return fmt.Errorf("configuring the apiserver: %w", err)
@@ -71,6 +73,13 @@ func Run(ctx context.Context, o options.CompletedOptions, comp composition.Compo
 	prepared, err := server.PrepareRun()
 	if err != nil {
 		return err
+	}
+	if notify.Socket != "" {
+		loopback, err := discovery.NewDiscoveryClientForConfig(cfg.Generic.LoopbackClientConfig)
+		if err != nil {
+			return err
+		}
+		go notify.WhenReady(ctx, sdnotify.Readyz(loopback.RESTClient()))
 	}
 	return prepared.Run(ctx)
 }

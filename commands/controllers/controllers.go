@@ -50,6 +50,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cfg.NotifySystemd = true
 			return controllers.Run(ctx, cfg)
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/component-base/term"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -52,6 +53,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			o.Notify = sdnotify.TakeFromEnv()
 			cp, err := allinone.Start(ctx, *o, comp)
 			if err != nil {
 				return err

@@ -15,6 +15,8 @@ import (
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
@@ -23,6 +25,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
 // Options configure an all-in-one control plane.
@@ -44,6 +47,10 @@ type Options struct {
 	// APIServer, if set, is called on the apiserver options after gcp has
 	// filled in etcd, TLS and authentication, to adjust the rest.
 	APIServer func(*options.Options)
+	// Notify, under systemd, is sent READY=1 once /readyz is 200 and
+	// STOPPING=1 when the control plane begins to stop (`gcp start` takes
+	// it from $NOTIFY_SOCKET); the zero value sends nothing.
+	Notify sdnotify.Notifier
 	// Controllers selects which of the composition's controllers run in
 	// the same process, as --controllers does: "*" for those on by
 	// default, "name" or "-name" for one. They run as
@@ -215,6 +222,10 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if err := pki.WriteKubeconfig(cp.AdminKubeconfig, cp.URL, files.CACert, files.AdminCert, files.AdminKey, "gcp"); err != nil {
 		return fail(fmt.Errorf("admin kubeconfig: %w", err))
 	}
+	adminConfig, err := clientcmd.BuildConfigFromFlags("", cp.AdminKubeconfig)
+	if err != nil {
+		return fail(fmt.Errorf("admin kubeconfig: %w", err))
+	}
 	// The controllers' kubeconfig is written even without controllers here,
 	// for a `gcp controllers` run against this control plane.
 	controllersKubeconfig := filepath.Join(dataDir, ControllersKubeconfigName)
@@ -263,6 +274,11 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		defer close(cp.done)
 		serverErr := make(chan error, 1)
 		go func() { serverErr <- prepared.Run(serverCtx) }()
+		if o.Notify.Socket != "" {
+			if client, err := discovery.NewDiscoveryClientForConfig(adminConfig); err == nil {
+				go o.Notify.WhenReady(serverCtx, sdnotify.Readyz(client.RESTClient()))
+			}
+		}
 		// Controllers stop first (their context ends with the server's)
 		// and are waited for before etcd goes.
 		controllersCtx, cancelControllers := context.WithCancel(serverCtx)

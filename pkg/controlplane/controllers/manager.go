@@ -36,6 +36,8 @@ import (
 	controllerhealthz "k8s.io/controller-manager/pkg/healthz"
 	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
 // Run serves health and metrics, waits for the API server, then (after
@@ -86,6 +88,13 @@ func run(ctx context.Context, c *Config) error {
 		return err
 	}
 	reached.Store(true)
+	if c.NotifySystemd {
+		// Ready once the API server answers, as /readyz's
+		// apiserver-reachable check says (a standby is ready too).
+		notify := sdnotify.FromEnv()
+		notify.Ready()
+		defer notify.Stopping()
+	}
 	if c.Generic.LeaderElection.LeaderElect {
 		// A standby has nothing to sync; it is ready to take over.
 		synced.Store(true)

@@ -170,6 +170,10 @@ type Config struct {
 	// Descriptors are every known controller; Generic.Controllers says
 	// which run.
 	Descriptors []Descriptor
+	// NotifySystemd sends READY=1 to systemd (Type=notify units) once the
+	// API server answers, and STOPPING=1 at the end; `gcp controllers`
+	// sets it, `gcp start` notifies for the whole process itself.
+	NotifySystemd bool
 	// OnInformersSynced, if set, is called once the controllers are
 	// running and their informers have synced (after winning leader
 	// election, when it is on); a test server waits for it.

@@ -22,6 +22,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
 // lockFileName is the file in the data dir that Start locks, so a second
@@ -137,16 +139,20 @@ func Start(cfg Config) (*Handle, error) {
 	return h, nil
 }
 
-// Run starts a member with cfg, logs its client URLs and serves until ctx
-// is done (then returns nil) or the member fails (then returns why).
+// Run starts a member with cfg, logs its client URLs, tells systemd it is
+// ready (sdnotify) and serves until ctx is done (then returns nil) or the
+// member fails (then returns why).
 func Run(ctx context.Context, cfg Config) error {
 	h, err := Start(cfg)
 	if err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("etcd is serving", "name", cfg.name(), "dataDir", cfg.DataDir, "clientURLs", h.ClientURLs())
+	notify := sdnotify.FromEnv()
+	notify.Ready()
 	select {
 	case <-ctx.Done():
+		notify.Stopping()
 		return h.Close()
 	case err := <-h.Err():
 		_ = h.Close()
