@@ -45,6 +45,9 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		{"apiserver", "--tls-cert-file", "a.crt", "--tls-private-key-file", "a.key", "--etcd-servers", "https://127.0.0.1:1"},
 		{"apiserver", "--tls-cert-file", "a.crt", "--tls-private-key-file", "a.key", "--etcd-servers", "https://127.0.0.1:1", "--client-ca-file", "ca.crt",
 			"--enable-admission-plugins", "NoSuchPlugin"},
+		{"apiserver", "--tls-cert-file", "a.crt", "--tls-private-key-file", "a.key", "--etcd-servers", "https://127.0.0.1:1", "--client-ca-file", "ca.crt",
+			"--identity-lease-renew-interval-seconds", "60", "--identity-lease-duration-seconds", "30"},
+		{"apiserver", "--identity-lease-duration-seconds", "soon"},
 	} {
 		out, code := runGCP(t, args...)
 		if code != 1 {

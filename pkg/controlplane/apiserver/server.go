@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -152,6 +153,15 @@ func (c CompletedConfig) addNativeHooks(native *genericapiserver.GenericAPIServe
 	}
 	if c.Config.servesCoreGroup() {
 		if err := native.AddPostStartHook(authenticationInfoHookName, publishAuthenticationInfo(c.Config.Options.Authentication)); err != nil {
+			return err
+		}
+	}
+	// Each API server keeps an identity Lease in kube-system, as
+	// kube-apiserver does, when Leases are served.
+	if servesGroup(c.Config.Composition.APIGroups, coordinationv1.GroupName) && c.Config.servesCoreGroup() && c.Config.Generic.SecureServing != nil {
+		o := c.Config.Options
+		address := c.Config.Generic.SecureServing.Listener.Addr().String()
+		if err := native.AddPostStartHook(identityHookName, identityLeaseHook(address, o.IdentityLeaseDuration, o.IdentityLeaseRenewInterval)); err != nil {
 			return err
 		}
 	}

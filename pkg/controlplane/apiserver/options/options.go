@@ -6,6 +6,7 @@ package options
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"k8s.io/apiserver/pkg/admission"
@@ -37,6 +38,11 @@ type Options struct {
 	ProxyClientKeyFile  string
 	// EventTTL is how long events are kept.
 	EventTTL time.Duration
+	// IdentityLeaseDuration and IdentityLeaseRenewInterval time the
+	// server's identity Lease in kube-system, as kube-apiserver's
+	// --identity-lease-duration-seconds and
+	// --identity-lease-renew-interval-seconds.
+	IdentityLeaseDuration, IdentityLeaseRenewInterval time.Duration
 }
 
 // CompletedOptions are options after Complete; only Complete makes them.
@@ -60,6 +66,9 @@ func NewOptions() *Options {
 		Admission:               genericoptions.NewAdmissionOptions(),
 		Authentication:          NewAuthenticationOptions(),
 		EventTTL:                time.Hour,
+		// kube-apiserver's defaults.
+		IdentityLeaseDuration:      time.Hour,
+		IdentityLeaseRenewInterval: 10 * time.Second,
 	}
 	o.SecureServing.BindPort = DefaultSecurePort
 	o.SecureServing.ServerCert.PairName = "apiserver"
@@ -107,6 +116,10 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.ProxyClientKeyFile, "proxy-client-key-file", o.ProxyClientKeyFile,
 		"Private key for the client certificate used by the aggregator.")
 	fss.FlagSet("generic").DurationVar(&o.EventTTL, "event-ttl", o.EventTTL, "Amount of time to retain events.")
+	fss.FlagSet("generic").Var(secondsFlag{&o.IdentityLeaseDuration}, "identity-lease-duration-seconds",
+		"The duration of the API server's identity Lease in kube-system, in seconds; an API server that stops renewing it is gone after that.")
+	fss.FlagSet("generic").Var(secondsFlag{&o.IdentityLeaseRenewInterval}, "identity-lease-renew-interval-seconds",
+		"The interval, in seconds, at which the API server renews its identity Lease.")
 }
 
 // Complete fills in defaults that depend on other options.
@@ -148,5 +161,30 @@ func (o CompletedOptions) Validate() []error {
 	if o.EventTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", o.EventTTL))
 	}
+	if o.IdentityLeaseRenewInterval <= 0 || o.IdentityLeaseDuration <= o.IdentityLeaseRenewInterval {
+		errs = append(errs, fmt.Errorf("--identity-lease-renew-interval-seconds (%d) must be positive and less than --identity-lease-duration-seconds (%d)",
+			int(o.IdentityLeaseRenewInterval/time.Second), int(o.IdentityLeaseDuration/time.Second)))
+	}
 	return errs
 }
+
+// secondsFlag is a duration given as whole seconds on the command line.
+type secondsFlag struct{ d *time.Duration }
+
+func (f secondsFlag) String() string {
+	if f.d == nil {
+		return "0"
+	}
+	return strconv.Itoa(int(*f.d / time.Second))
+}
+
+func (f secondsFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number of seconds", v)
+	}
+	*f.d = time.Duration(n) * time.Second
+	return nil
+}
+
+func (secondsFlag) Type() string { return "int" }
