@@ -186,12 +186,9 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if errs := completed.Validate(); len(errs) > 0 {
 		return fail(utilerrors.NewAggregate(errs))
 	}
-	// Options are checked, and the configuration built, before etcd
-	// starts: a flag that makes no sense fails with its own error and
-	// nothing else.
-	if err := apiserver.ValidateFor(completed, comp); err != nil {
-		return fail(err)
-	}
+	// The configuration is built, and so checked against the composition,
+	// before etcd starts: a flag that makes no sense fails with its own
+	// error and nothing else.
 	cfg, err := apiserver.NewConfig(completed, comp)
 	if err != nil {
 		return fail(err)

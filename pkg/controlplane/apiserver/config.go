@@ -117,24 +117,15 @@ func defaultResourceConfig(scheme *runtime.Scheme, groups []registry.APIGroup) *
 	return rc
 }
 
-// ValidateFor checks what options.Validate cannot, not knowing the
-// composition, and what would otherwise fail only once etcd runs:
-// --runtime-config names only groups of the native, CRD and APIService
-// servers; --enable-admission-plugins only plugins the composition
-// supports; API Priority and Fairness has its API; every served kind has
-// an OpenAPI definition. NewConfig checks it too; call it first to fail
-// before starting anything.
-func ValidateFor(o options.CompletedOptions, comp composition.Composition) error {
-	scheme, err := NewScheme(comp.APIGroups)
-	if err != nil {
-		return err
-	}
-	_, err = validateFor(o, comp, scheme)
-	return err
-}
-
-// validateFor is ValidateFor with the native scheme already built; it
-// returns the merged OpenAPI definitions.
+// validateFor checks what options.Validate cannot, not knowing the
+// composition, and what k8s.io/apiserver would report only while
+// installing the APIs: --runtime-config names only groups of the native,
+// CRD and APIService servers; --enable-admission-plugins only plugins the
+// composition supports; API Priority and Fairness has its API; every
+// served kind has an OpenAPI definition. It returns the merged OpenAPI
+// definitions. NewConfig calls it first, before touching storage, so a
+// caller that builds the configuration before starting etcd (allinone)
+// fails with nothing started.
 func validateFor(o options.CompletedOptions, comp composition.Composition, scheme *runtime.Scheme) (common.GetOpenAPIDefinitions, error) {
 	definitions := comp.GetOpenAPIDefinitions()
 	if err := checkDefinitions(scheme, comp.APIGroups, definitions); err != nil {
