@@ -11,26 +11,59 @@ import (
 	"time"
 )
 
-// notifySocket listens where a Type=notify unit's $NOTIFY_SOCKET points
-// and returns the env entry and the next message within timeout.
-func notifySocket(t *testing.T) (env string, next func(timeout time.Duration) string) {
+// notified is a gcp subcommand run as under a Type=notify unit.
+type notified struct {
+	t      *testing.T
+	name   string
+	cmd    *exec.Cmd
+	conn   *net.UnixConn
+	exited chan struct{}
+}
+
+// runNotified runs `gcp args...` with $NOTIFY_SOCKET pointing at a socket
+// the test reads; the process is killed at the end of the test.
+func runNotified(t *testing.T, args ...string) *notified {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "notify.sock")
 	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return "NOTIFY_SOCKET=" + path, func(timeout time.Duration) string {
-		t.Helper()
-		_ = conn.SetReadDeadline(time.Now().Add(timeout))
-		buf := make([]byte, 4096)
-		n, err := conn.Read(buf)
-		if err != nil {
-			t.Fatalf("no systemd notification within %v: %v", timeout, err)
-		}
-		return strings.TrimSpace(string(buf[:n]))
+	n := &notified{t: t, name: "gcp " + args[0], cmd: exec.Command(gcpBinary, args...), conn: conn, exited: make(chan struct{})}
+	n.cmd.Env = append(os.Environ(), "NOTIFY_SOCKET="+path)
+	if err := n.cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
+	go func() { _ = n.cmd.Wait(); close(n.exited) }()
+	t.Cleanup(func() {
+		_ = n.cmd.Process.Kill()
+		<-n.exited
+		_ = conn.Close()
+	})
+	return n
+}
+
+// expect fails the test unless the next notification, within timeout,
+// is want.
+func (n *notified) expect(want string, timeout time.Duration) {
+	n.t.Helper()
+	_ = n.conn.SetReadDeadline(time.Now().Add(timeout))
+	buf := make([]byte, 4096)
+	c, err := n.conn.Read(buf)
+	if err != nil {
+		n.t.Fatalf("%s: no systemd notification within %v: %v", n.name, timeout, err)
+	}
+	if got := strings.TrimSpace(string(buf[:c])); got != want {
+		n.t.Fatalf("%s sent %q, want %s", n.name, got, want)
+	}
+}
+
+// stop sends SIGTERM and expects STOPPING=1.
+func (n *notified) stop() {
+	n.t.Helper()
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	n.expect("STOPPING=1", 30*time.Second)
+	<-n.exited
 }
 
 // TestSystemdNotify: under a Type=notify unit, gcp start (as gcp
@@ -40,60 +73,22 @@ func notifySocket(t *testing.T) (env string, next func(timeout time.Duration) st
 func TestSystemdNotify(t *testing.T) {
 	t.Parallel()
 	dataDir := t.TempDir()
-	env, next := notifySocket(t)
-	start := exec.Command(gcpBinary, "start", "--data-dir", dataDir, "--secure-port", "0")
-	start.Env = append(os.Environ(), env)
-	if err := start.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = start.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = start.Process.Kill(); <-exited })
-
-	if msg := next(60 * time.Second); msg != "READY=1" {
-		t.Fatalf("gcp start sent %q, want READY=1", msg)
-	}
+	start := runNotified(t, "start", "--data-dir", dataDir, "--secure-port", "0")
+	start.expect("READY=1", 60*time.Second)
 	a := &allInOne{t: t, binary: gcpBinary, dataDir: dataDir}
 	if out, err := a.kubectlErr("get", "--raw", "/readyz"); err != nil || strings.TrimSpace(out) != "ok" {
 		t.Fatalf("READY=1 came before /readyz was ok: %v %q", err, out)
 	}
 
 	// gcp controllers against it: ready once the API server answers.
-	cenv, cnext := notifySocket(t)
-	ctrl := exec.Command(gcpBinary, "controllers", "--kubeconfig", filepath.Join(dataDir, "controllers.kubeconfig"), "--secure-port", "0", "--leader-elect=false")
-	ctrl.Env = append(os.Environ(), cenv)
-	if err := ctrl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if msg := cnext(60 * time.Second); msg != "READY=1" {
-		t.Fatalf("gcp controllers sent %q, want READY=1", msg)
-	}
-	_ = ctrl.Process.Signal(syscall.SIGTERM)
-	if msg := cnext(30 * time.Second); msg != "STOPPING=1" {
-		t.Fatalf("gcp controllers sent %q on SIGTERM, want STOPPING=1", msg)
-	}
-	_ = ctrl.Wait()
-
-	_ = start.Process.Signal(syscall.SIGTERM)
-	if msg := next(30 * time.Second); msg != "STOPPING=1" {
-		t.Fatalf("gcp start sent %q on SIGTERM, want STOPPING=1", msg)
-	}
+	ctrl := runNotified(t, "controllers", "--kubeconfig", filepath.Join(dataDir, "controllers.kubeconfig"), "--secure-port", "0", "--leader-elect=false")
+	ctrl.expect("READY=1", 60*time.Second)
+	ctrl.stop()
+	start.stop()
 
 	// gcp etcd, on a unix socket (no TLS needed there).
-	eenv, enext := notifySocket(t)
 	etcdDir := t.TempDir()
-	member := exec.Command(gcpBinary, "etcd", "--data-dir", filepath.Join(etcdDir, "data"),
-		"--listen-client-urls", "unix://"+filepath.Join(etcdDir, "etcd.sock"))
-	member.Env = append(os.Environ(), eenv)
-	if err := member.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if msg := enext(60 * time.Second); msg != "READY=1" {
-		t.Fatalf("gcp etcd sent %q, want READY=1", msg)
-	}
-	_ = member.Process.Signal(syscall.SIGTERM)
-	if msg := enext(30 * time.Second); msg != "STOPPING=1" {
-		t.Fatalf("gcp etcd sent %q on SIGTERM, want STOPPING=1", msg)
-	}
-	_ = member.Wait()
+	member := runNotified(t, "etcd", "--data-dir", filepath.Join(etcdDir, "data"), "--listen-client-urls", "unix://"+filepath.Join(etcdDir, "etcd.sock"))
+	member.expect("READY=1", 60*time.Second)
+	member.stop()
 }
