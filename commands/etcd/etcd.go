@@ -62,6 +62,9 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 		"Bootstrap cluster as name=peerURL,...; empty means this member alone.")
 	fs.StringVar(&o.InitialClusterState, "initial-cluster-state", o.InitialClusterState,
 		`"new" to bootstrap a new cluster, "existing" to join one.`)
+	fs.StringSliceVar(&o.ListenMetricsURLs, "listen-metrics-urls", o.ListenMetricsURLs,
+		"Comma-separated URLs to serve /metrics, /health, /livez and /readyz on without client certificates, for probes and scrapers: "+
+			"http://127.0.0.1:port (loopback only), or https://IP:port with --cert-file. Empty means only the client URLs serve them.")
 	fs.Int64Var(&o.QuotaBackendBytes, "quota-backend-bytes", o.QuotaBackendBytes,
 		"Maximum size of the member's database in bytes; 0 means etcd's default.")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "etcd's own log level: debug, info, warn or error.")

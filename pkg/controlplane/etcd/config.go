@@ -98,6 +98,13 @@ type Config struct {
 	// means new.
 	InitialClusterState string
 
+	// ListenMetricsURLs serve /metrics, /health, /livez and /readyz apart
+	// from the client URLs, as kubeadm's etcd does on http://127.0.0.1:2381,
+	// so probes and scrapers need no client certificate: http:// on a
+	// loopback address, or https:// with ClientTLS's certificate. Empty means
+	// none (the client URLs serve them too, behind client TLS).
+	ListenMetricsURLs []string
+
 	// ClientTLS secures https:// and unixs:// client URLs.
 	ClientTLS TLSInfo
 	// PeerTLS secures https:// peer URLs.
@@ -155,6 +162,16 @@ func (c Config) Validate() error {
 		add("--advertise-client-urls is required when --listen-client-urls has an unspecified address (0.0.0.0 or ::)")
 	}
 	errs = append(errs, c.ClientTLS.validate("", "client", listenClients)...)
+	metrics, metricsErrs := parseURLs("--listen-metrics-urls", c.ListenMetricsURLs, peerSchemes, true)
+	errs = append(errs, metricsErrs...)
+	for _, u := range metrics {
+		switch {
+		case u.Scheme == "http" && !isLoopback(u.Hostname()):
+			add("--listen-metrics-urls %q: plain http:// only on a loopback address (127.0.0.1, ::1 or localhost), or use https://", u.String())
+		case u.Scheme == "https" && (c.ClientTLS.CertFile == "" || c.ClientTLS.KeyFile == ""):
+			add("--listen-metrics-urls %q: https:// needs --cert-file and --key-file", u.String())
+		}
+	}
 
 	listenPeers, peerErrs := parseURLs("--listen-peer-urls", c.ListenPeerURLs, peerSchemes, true)
 	errs = append(errs, peerErrs...)
@@ -231,9 +248,11 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	ec.QuotaBackendBytes = c.QuotaBackendBytes
 	ec.ClientTLSInfo = c.ClientTLS.transport()
 	ec.PeerTLSInfo = c.PeerTLS.transport()
-	ec.ListenMetricsUrls = nil
 
 	var err error
+	if ec.ListenMetricsUrls, err = toURLs(c.ListenMetricsURLs); err != nil {
+		return nil, err
+	}
 	if ec.ListenClientUrls, err = toURLs(c.ListenClientURLs); err != nil {
 		return nil, err
 	}
@@ -358,6 +377,15 @@ func parseURL(raw string, schemes []string, listen bool) (*url.URL, error) {
 		return nil, fmt.Errorf("listen host %q must be an IP address or localhost", host)
 	}
 	return u, nil
+}
+
+// isLoopback reports whether host is localhost or a loopback IP address.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func anyUnspecified(urls []*url.URL) bool {

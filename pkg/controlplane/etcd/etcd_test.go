@@ -9,8 +9,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -301,6 +303,10 @@ func TestValidate(t *testing.T) {
 		"bad cluster state":             {func(c *Config) { c.InitialClusterState = "old" }, "--initial-cluster-state"},
 		"cluster without me":            {func(c *Config) { c.InitialCluster = "other=http://10.0.0.2:2380" }, `no member named "gcp"`},
 		"cluster without peers":         {func(c *Config) { c.InitialCluster = "gcp=http://10.0.0.1:2380,b=http://10.0.0.2:2380" }, "--listen-peer-urls must be set"},
+		"metrics on loopback":           {func(c *Config) { c.ListenMetricsURLs = []string{"http://127.0.0.1:2381", "http://[::1]:2381"} }, ""},
+		"plain metrics off loopback":    {func(c *Config) { c.ListenMetricsURLs = []string{"http://10.0.0.1:2381"} }, "plain http:// only on a loopback address"},
+		"https metrics without cert":    {func(c *Config) { c.ListenMetricsURLs = []string{"https://10.0.0.1:2381"} }, "https:// needs --cert-file"},
+		"unix metrics":                  {func(c *Config) { c.ListenMetricsURLs = []string{"unix:///x/m.sock"} }, `--listen-metrics-urls "unix:///x/m.sock": unsupported scheme`},
 		"negative quota":                {func(c *Config) { c.QuotaBackendBytes = -1 }, "--quota-backend-bytes"},
 		"bad log level":                 {func(c *Config) { c.LogLevel = "loud" }, "--log-level"},
 	} {
@@ -436,5 +442,34 @@ func writePEM(t *testing.T, path, typ string, der []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMetricsURLServesHealthWithoutCertificates checks the kubeadm-style
+// plain-HTTP loopback listener: probes read /livez and /readyz and
+// scrapers /metrics there, while the client URL still needs nothing but the
+// unix socket.
+func TestMetricsURLServesHealthWithoutCertificates(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig(filepath.Join(t.TempDir(), "etcd"))
+	metricsURL := "http://" + freeAddr(t)
+	cfg.ListenMetricsURLs = []string{metricsURL}
+	startT(t, cfg)
+
+	for path, want := range map[string]string{
+		"/livez":   "ok",
+		"/readyz":  "ok",
+		"/health":  `"health":"true"`,
+		"/metrics": "etcd_server_has_leader 1",
+	} {
+		resp, err := http.Get(metricsURL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d, body does not contain %q:\n%.300s", path, resp.StatusCode, want, body)
+		}
 	}
 }
