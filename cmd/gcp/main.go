@@ -15,6 +15,7 @@ import (
 	"github.com/gcp-project/gcp/commands/controllers"
 	"github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/commands/kubectl"
+	"github.com/gcp-project/gcp/commands/pki"
 	"github.com/gcp-project/gcp/commands/start"
 	"github.com/gcp-project/gcp/commands/version"
 	"github.com/gcp-project/gcp/pkg/layering"
@@ -48,6 +49,7 @@ func newRoot(ctx context.Context) *cobra.Command {
 		controllers.NewCommand(ctx, stack),
 		etcd.NewCommand(ctx),
 		kubectl.NewCommand(start.DefaultDataDir),
+		pki.NewCommand(),
 		version.NewCommand(root.Name()),
 	)
 	return root

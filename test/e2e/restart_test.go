@@ -24,16 +24,19 @@ func TestControllersSurviveAPIServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := func(name string) string { return filepath.Join(dataDir, "pki", name) }
+	if out, code := runGCP(t, "pki", "init", "--dir", filepath.Join(dataDir, "pki")); code != 0 {
+		t.Fatalf("gcp pki init: exit %d\n%s", code, out)
+	}
 
 	etcdPort := freePort(t)
 	etcd := startProcess(t, "etcd", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
 		"--listen-client-urls", fmt.Sprintf("https://127.0.0.1:%d", etcdPort),
-		"--cert-file", p("etcd-server.crt"), "--key-file", p("etcd-server.key"), "--trusted-ca-file", p("ca.crt"))
+		"--cert-file", p("etcd/gcp/server.crt"), "--key-file", p("etcd/gcp/server.key"), "--trusted-ca-file", p("etcd/ca.crt"))
 	apiPort := freePort(t)
 	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
 	apiserverArgs := []string{"apiserver",
 		"--etcd-servers", fmt.Sprintf("https://127.0.0.1:%d", etcdPort),
-		"--etcd-cafile", p("ca.crt"), "--etcd-certfile", p("apiserver-etcd-client.crt"), "--etcd-keyfile", p("apiserver-etcd-client.key"),
+		"--etcd-cafile", p("etcd/ca.crt"), "--etcd-certfile", p("apiserver-etcd-client.crt"), "--etcd-keyfile", p("apiserver-etcd-client.key"),
 		"--tls-cert-file", p("apiserver.crt"), "--tls-private-key-file", p("apiserver.key"), "--client-ca-file", p("ca.crt"),
 		"--service-account-issuer", server,
 		"--service-account-signing-key-file", p("sa.key"), "--service-account-key-file", p("sa.pub"),

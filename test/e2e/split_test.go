@@ -21,7 +21,8 @@ func freePort(t *testing.T) int {
 }
 
 // TestSplitProcesses runs `gcp etcd` with client TLS and `gcp apiserver`
-// against it, with the certificates a `gcp start` created, and uses kubectl.
+// against it, with the certificates a `gcp start` created and `gcp pki
+// init` completed, and uses kubectl.
 func TestSplitProcesses(t *testing.T) {
 	t.Parallel()
 	dataDir := t.TempDir()
@@ -32,15 +33,20 @@ func TestSplitProcesses(t *testing.T) {
 	}
 	pki := filepath.Join(dataDir, "pki")
 	p := func(name string) string { return filepath.Join(pki, name) }
+	// gcp pki init adds the etcd CA and member gcp's certificates to the
+	// PKI gcp start made, and keeps the rest.
+	if out, code := runGCP(t, "pki", "init", "--dir", pki); code != 0 {
+		t.Fatalf("gcp pki init: exit %d\n%s", code, out)
+	}
 
 	etcdPort := freePort(t)
 	etcd := startProcess(t, "etcd", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
 		"--listen-client-urls", fmt.Sprintf("https://127.0.0.1:%d", etcdPort),
-		"--cert-file", p("etcd-server.crt"), "--key-file", p("etcd-server.key"), "--trusted-ca-file", p("ca.crt"))
+		"--cert-file", p("etcd/gcp/server.crt"), "--key-file", p("etcd/gcp/server.key"), "--trusted-ca-file", p("etcd/ca.crt"))
 	apiPort := freePort(t)
 	apiserver := startProcess(t, "apiserver",
 		"--etcd-servers", fmt.Sprintf("https://127.0.0.1:%d", etcdPort),
-		"--etcd-cafile", p("ca.crt"), "--etcd-certfile", p("apiserver-etcd-client.crt"), "--etcd-keyfile", p("apiserver-etcd-client.key"),
+		"--etcd-cafile", p("etcd/ca.crt"), "--etcd-certfile", p("apiserver-etcd-client.crt"), "--etcd-keyfile", p("apiserver-etcd-client.key"),
 		"--tls-cert-file", p("apiserver.crt"), "--tls-private-key-file", p("apiserver.key"), "--client-ca-file", p("ca.crt"),
 		"--service-account-issuer", fmt.Sprintf("https://127.0.0.1:%d", apiPort),
 		"--service-account-signing-key-file", p("sa.key"), "--service-account-key-file", p("sa.pub"),

@@ -82,7 +82,7 @@ func (o *Options) Validate() error {
 }
 
 // AdminKubeconfigName is the admin kubeconfig's file name in the data dir.
-const AdminKubeconfigName = "admin.kubeconfig"
+const AdminKubeconfigName = pki.AdminKubeconfigName
 
 // ControlPlane is a started all-in-one control plane.
 type ControlPlane struct {
@@ -322,7 +322,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 }
 
 // ControllersKubeconfigName is the controllers' kubeconfig in the data dir.
-const ControllersKubeconfigName = "controllers.kubeconfig"
+const ControllersKubeconfigName = pki.ControllersKubeconfigName
 
 // ControllersConfig configures descriptors' controllers to run in this
 // process against c, as `gcp start` runs them: the controllers' kubeconfig

@@ -162,10 +162,11 @@ func selfSign(commonName string, key crypto.Signer, now time.Time) (*authority, 
 	return &authority{cert: cert, key: key}, nil
 }
 
-// ensureLeaf keeps the certificate and key in spec's files when they still
-// fit spec and ca, and issues new ones otherwise. A file that exists but
-// does not parse is an error rather than silently replaced, since atomic
-// writes mean it was damaged by something other than gcp.
+// ensureLeaf keeps the certificate in spec's files when it still fits spec,
+// ca and the key, and issues a new one otherwise, for the key already there
+// (a key is generated only when there is none). A file that exists but does
+// not parse is an error rather than silently replaced, since atomic writes
+// mean it was damaged by something other than gcp.
 func ensureLeaf(ca *authority, spec leafSpec, now time.Time) error {
 	haveCert, err := exists(spec.certFile)
 	if err != nil {
@@ -175,26 +176,36 @@ func ensureLeaf(ca *authority, spec leafSpec, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if haveCert && haveKey {
-		cert, err := readCert(spec.certFile)
-		if err != nil {
+	var key crypto.Signer
+	if haveKey {
+		if key, err = readPrivateKey(spec.keyFile); err != nil {
 			return fmt.Errorf("%w; remove %s and %s to have them re-issued", err, spec.certFile, spec.keyFile)
 		}
-		key, err := readPrivateKey(spec.keyFile)
-		if err != nil {
-			return fmt.Errorf("%w; remove %s and %s to have them re-issued", err, spec.certFile, spec.keyFile)
+		if haveCert {
+			cert, err := readCert(spec.certFile)
+			if err != nil {
+				return fmt.Errorf("%w; remove %s to have it re-issued", err, spec.certFile)
+			}
+			// A certificate for another key is what a crash between
+			// writing a new key and its certificate leaves behind.
+			if publicKeysEqual(key.Public(), cert.PublicKey) && ca.stillFits(cert, spec, now) {
+				return nil
+			}
 		}
-		// A key that does not match is what a crash between writing the key
-		// and the certificate leaves behind.
-		if publicKeysEqual(key.Public(), cert.PublicKey) && ca.stillFits(cert, spec, now) {
-			return nil
+	} else {
+		if key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+			return err
+		}
+		keyPEM, err := keyutil.MarshalPrivateKeyToPEM(key)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(spec.keyFile, keyPEM, 0o600); err != nil {
+			return err
 		}
 	}
-	certPEM, keyPEM, err := ca.issue(spec, leafValidity, now)
+	certPEM, err := ca.sign(spec, key.Public(), leafValidity, now)
 	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(spec.keyFile, keyPEM, 0o600); err != nil {
 		return err
 	}
 	return writeFileAtomic(spec.certFile, certPEM, 0o644)
@@ -238,9 +249,22 @@ func (ca *authority) issue(spec leafSpec, validity time.Duration, now time.Time)
 	if err != nil {
 		return nil, nil, err
 	}
-	serial, err := randomSerial()
+	if certPEM, err = ca.sign(spec, key.Public(), validity, now); err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key)
 	if err != nil {
 		return nil, nil, err
+	}
+	return certPEM, keyPEM, nil
+}
+
+// sign returns a PEM certificate for spec and pub, valid for validity but
+// never beyond the CA itself.
+func (ca *authority) sign(spec leafSpec, pub crypto.PublicKey, validity time.Duration, now time.Time) ([]byte, error) {
+	serial, err := randomSerial()
+	if err != nil {
+		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
@@ -253,15 +277,11 @@ func (ca *authority) issue(spec leafSpec, validity time.Duration, now time.Time)
 		DNSNames:              spec.dnsNames,
 		IPAddresses:           spec.ips,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, pub, ca.key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("signing certificate for %q: %w", spec.commonName, err)
+		return nil, fmt.Errorf("signing certificate for %q: %w", spec.commonName, err)
 	}
-	keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return encodeCert(der), keyPEM, nil
+	return encodeCert(der), nil
 }
 
 // readCert reads a PEM file holding exactly one certificate.

@@ -58,3 +58,42 @@ func WriteKubeconfig(path, serverURL, caFile, clientCertFile, clientKeyFile, con
 	}
 	return nil
 }
+
+// File names of the kubeconfigs gcp writes beside its PKI directory: gcp
+// start into its data dir, gcp pki into --kubeconfig-dir.
+const (
+	AdminKubeconfigName       = "admin.kubeconfig"
+	ControllersKubeconfigName = "controllers.kubeconfig"
+)
+
+// Kubeconfig is a kubeconfig file and the client certificate it embeds.
+type Kubeconfig struct {
+	// Path is the kubeconfig file.
+	Path string
+	// CertFile and KeyFile are the client certificate and key it embeds.
+	CertFile, KeyFile string
+}
+
+// Kubeconfigs returns the kubeconfigs gcp keeps in dir for f's client
+// certificates: the admin's and the controller manager's.
+func (f *Files) Kubeconfigs(dir string) []Kubeconfig {
+	return []Kubeconfig{
+		{Path: filepath.Join(dir, AdminKubeconfigName), CertFile: f.AdminCert, KeyFile: f.AdminKey},
+		{Path: filepath.Join(dir, ControllersKubeconfigName), CertFile: f.ControllersCert, KeyFile: f.ControllersKey},
+	}
+}
+
+// KubeconfigServer returns the server URL of the current context of the
+// kubeconfig at path, so that a renewed kubeconfig keeps pointing where it
+// did.
+func KubeconfigServer(path string) (string, error) {
+	cfg, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		return "", fmt.Errorf("pki: %w", err)
+	}
+	ctx := cfg.Contexts[cfg.CurrentContext]
+	if ctx == nil || cfg.Clusters[ctx.Cluster] == nil || cfg.Clusters[ctx.Cluster].Server == "" {
+		return "", fmt.Errorf("pki: %s has no current context with a cluster server", path)
+	}
+	return cfg.Clusters[ctx.Cluster].Server, nil
+}

@@ -1,13 +1,22 @@
 // Package pki bootstraps the certificates and keys a gcp control plane needs
-// and writes kubeconfigs that use them.
+// and writes kubeconfigs that use them. It is `gcp pki` and what `gcp start`
+// runs on its own data dir.
 //
-// gcp is secure by default: the first start creates a self-signed cluster CA,
-// a serving certificate, an admin client certificate, a front-proxy CA and
-// client certificate for the aggregator, a key pair for service account
-// tokens, and etcd server and client certificates, all in one directory.
-// Later starts reuse them and re-issue only leaf certificates that no longer
-// fit (missing SAN, other CA, near expiry). A CA is never replaced silently:
-// that would lock out every user holding a certificate it signed.
+// gcp is secure by default: Ensure creates a self-signed cluster CA, a
+// serving certificate, admin and controller manager client certificates, a
+// front-proxy CA and client certificate for the aggregator and a key pair
+// for service account tokens, all in one directory, laid out as kubeadm lays
+// out /etc/kubernetes/pki. Given etcd members, it adds a separate etcd CA
+// (so that a certificate from the cluster CA cannot reach etcd, CIS 2.7),
+// each member's server and peer certificates in etcd/<name>/, and the API
+// server's etcd client certificate.
+//
+// Later runs reuse everything. A leaf certificate that no longer fits (a
+// missing SAN, another CA, near expiry) is re-issued for the key it already
+// has: keys are only ever created, never replaced. A CA is never replaced
+// silently either: that would lock out every user holding a certificate it
+// signed. Renew re-issues leaf certificates before they expire, keeping the
+// CAs and keys; Inspect lists every certificate with its expiry.
 //
 // TLS keys are ECDSA P-256; the service account signing key is RSA 2048,
 // the algorithm (RS256) every OIDC consumer of service account tokens
@@ -55,8 +64,8 @@ const (
 const (
 	caCommonName           = "gcp-ca"
 	frontProxyCACommonName = "gcp-front-proxy-ca"
+	etcdCACommonName       = "gcp-etcd-ca"
 	servingCommonName      = "gcp-apiserver"
-	etcdServerCommonName   = "gcp-etcd-server"
 	etcdClientUser         = "gcp-apiserver-etcd-client"
 
 	caValidity   = 10 * 365 * 24 * time.Hour
@@ -76,6 +85,62 @@ type Options struct {
 	// the serving certificate must be valid for, besides localhost,
 	// 127.0.0.1, ::1 and the host name.
 	ServingSANs []string
+	// EtcdMembers are the etcd members to issue server and peer
+	// certificates for. Any member means an etcd CA and the API server's
+	// etcd client certificate too; none means no etcd certificates (gcp
+	// start's embedded etcd listens on a unix socket only).
+	EtcdMembers []EtcdMember
+}
+
+// EtcdMember is one etcd member's name and the host names and IP addresses
+// its server and peer certificates are valid for, besides localhost,
+// 127.0.0.1 and ::1.
+type EtcdMember struct {
+	// Name is the member's --name; its certificates go to etcd/<Name>/.
+	Name string
+	// Hosts are DNS names or IP addresses other members and clients reach
+	// the member by.
+	Hosts []string
+}
+
+// ParseEtcdMember parses "name=host[,host...]" (gcp pki's --etcd-member):
+// a member name and the DNS names or IP addresses it is reached by.
+func ParseEtcdMember(s string) (EtcdMember, error) {
+	name, hosts, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return EtcdMember{}, fmt.Errorf("etcd member %q: want name=host[,ip], e.g. etcd-0=10.0.0.10", s)
+	}
+	m := EtcdMember{Name: name}
+	for _, h := range strings.Split(hosts, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			m.Hosts = append(m.Hosts, h)
+		}
+	}
+	if err := m.validate(); err != nil {
+		return EtcdMember{}, err
+	}
+	return m, nil
+}
+
+func (m EtcdMember) validate() error {
+	if errs := validation.IsDNS1123Subdomain(m.Name); len(errs) > 0 {
+		return fmt.Errorf("etcd member name %q: %s", m.Name, strings.Join(errs, "; "))
+	}
+	if _, _, err := parseSANs(m.Hosts); err != nil {
+		return fmt.Errorf("etcd member %q: %w", m.Name, err)
+	}
+	return nil
+}
+
+// EtcdMemberFiles are the paths of one etcd member's certificates.
+type EtcdMemberFiles struct {
+	// ServerCert and ServerKey serve the member's client URLs
+	// (--cert-file, --key-file).
+	ServerCert, ServerKey string
+	// PeerCert and PeerKey serve and dial its peer URLs (--peer-cert-file,
+	// --peer-key-file).
+	PeerCert, PeerKey string
 }
 
 // Files holds the paths of everything Ensure manages, so that callers wire
@@ -109,11 +174,25 @@ type Files struct {
 	// tokens; ServiceAccountPublicKey holds the public keys that verify them.
 	ServiceAccountKey, ServiceAccountPublicKey string
 
-	// EtcdServerCert and EtcdServerKey let `gcp etcd` serve TLS on loopback.
-	EtcdServerCert, EtcdServerKey string
+	// EtcdCACert and EtcdCAKey are the etcd CA: it signs the members'
+	// certificates and the API server's etcd client certificate, and is the
+	// CA etcd trusts (--trusted-ca-file, --peer-trusted-ca-file) and the API
+	// server trusts etcd by (--etcd-cafile).
+	EtcdCACert, EtcdCAKey string
 	// EtcdClientCert and EtcdClientKey are the API server's client identity
-	// towards etcd.
+	// towards etcd (--etcd-certfile, --etcd-keyfile), from the etcd CA.
 	EtcdClientCert, EtcdClientKey string
+}
+
+// EtcdMember returns the paths of member name's certificates.
+func (f *Files) EtcdMember(name string) EtcdMemberFiles {
+	dir := filepath.Join(f.Dir, "etcd", name)
+	return EtcdMemberFiles{
+		ServerCert: filepath.Join(dir, "server.crt"),
+		ServerKey:  filepath.Join(dir, "server.key"),
+		PeerCert:   filepath.Join(dir, "peer.crt"),
+		PeerKey:    filepath.Join(dir, "peer.key"),
+	}
 }
 
 // FilesIn returns the paths Ensure uses in dir, without touching the disk.
@@ -135,17 +214,17 @@ func FilesIn(dir string) *Files {
 		FrontProxyClientKey:     p("front-proxy-client.key"),
 		ServiceAccountKey:       p("sa.key"),
 		ServiceAccountPublicKey: p("sa.pub"),
-		EtcdServerCert:          p("etcd-server.crt"),
-		EtcdServerKey:           p("etcd-server.key"),
+		EtcdCACert:              p("etcd/ca.crt"),
+		EtcdCAKey:               p("etcd/ca.key"),
 		EtcdClientCert:          p("apiserver-etcd-client.crt"),
 		EtcdClientKey:           p("apiserver-etcd-client.key"),
 	}
 }
 
 // Ensure creates in o.Dir whatever is missing, reuses what exists and
-// returns the paths. A leaf certificate is re-issued, with a new key, when it
-// lacks a requested SAN, was not signed by the current CA or expires within
-// 30 days. A CA or service account key that cannot be read is an error,
+// returns the paths. A leaf certificate is re-issued, for the key it
+// already has, when it lacks a requested SAN, was not signed by the current
+// CA or expires within 30 days. A CA or key that cannot be read is an error,
 // never a reason to generate a new one.
 //
 // Ensure does not lock o.Dir: processes sharing a directory must not run it
@@ -158,77 +237,110 @@ func Ensure(o Options) (*Files, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("pki: %w", err)
+	members := map[string]bool{}
+	for _, m := range o.EtcdMembers {
+		if err := m.validate(); err != nil {
+			return nil, fmt.Errorf("pki: %w", err)
+		}
+		if members[m.Name] {
+			return nil, fmt.Errorf("pki: etcd member %q given twice", m.Name)
+		}
+		members[m.Name] = true
 	}
-	if err := os.Chmod(o.Dir, 0o700); err != nil {
+	if err := makePrivateDir(o.Dir); err != nil {
 		return nil, fmt.Errorf("pki: %w", err)
 	}
 
 	f := FilesIn(o.Dir)
 	now := time.Now()
-	ca, err := ensureCA(f.CACert, f.CAKey, caCommonName, now)
-	if err != nil {
-		return nil, fmt.Errorf("pki: cluster CA: %w", err)
-	}
-	frontProxyCA, err := ensureCA(f.FrontProxyCACert, f.FrontProxyCAKey, frontProxyCACommonName, now)
-	if err != nil {
-		return nil, fmt.Errorf("pki: front-proxy CA: %w", err)
+	authorities := map[string]*authority{}
+	for _, c := range f.authorities() {
+		if c.name == etcdCAName && len(o.EtcdMembers) == 0 {
+			continue
+		}
+		if err := makePrivateDir(filepath.Dir(c.certFile)); err != nil {
+			return nil, fmt.Errorf("pki: %w", err)
+		}
+		ca, err := ensureCA(c.certFile, c.keyFile, c.commonName, now)
+		if err != nil {
+			return nil, fmt.Errorf("pki: %s: %w", c.name, err)
+		}
+		authorities[c.name] = ca
 	}
 	if err := ensureServiceAccountKey(f.ServiceAccountKey, f.ServiceAccountPublicKey); err != nil {
 		return nil, fmt.Errorf("pki: service account key: %w", err)
 	}
 
-	loopbackIPs := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}
 	servingDNS := append([]string{"localhost"}, hostnameSANs()...)
-	leaves := []struct {
-		ca   *authority
-		spec leafSpec
-	}{
-		{ca, leafSpec{
+	leaves := []leaf{
+		{name: "apiserver", ca: clusterCAName, spec: leafSpec{
 			certFile: f.ServingCert, keyFile: f.ServingKey,
 			commonName: servingCommonName,
 			usages:     serverUsages,
 			dnsNames:   dedupDNS(append(servingDNS, extraDNS...)),
-			ips:        dedupIPs(append(slices.Clone(loopbackIPs), extraIPs...)),
+			ips:        dedupIPs(append(loopbackIPs(), extraIPs...)),
 		}},
-		{ca, leafSpec{
+		{name: "admin", ca: clusterCAName, spec: leafSpec{
 			certFile: f.AdminCert, keyFile: f.AdminKey,
 			commonName: AdminUser, organization: []string{MastersGroup},
 			usages: clientUsages,
 		}},
-		{ca, leafSpec{
+		{name: "controllers", ca: clusterCAName, spec: leafSpec{
 			certFile: f.ControllersCert, keyFile: f.ControllersKey,
 			commonName: ControllersUser,
 			usages:     clientUsages,
 		}},
-		{ca, leafSpec{
-			certFile: f.EtcdServerCert, keyFile: f.EtcdServerKey,
-			commonName: etcdServerCommonName,
-			// etcd's gRPC gateway dials its own listener with the server
-			// certificate, so it must be a client certificate too.
-			usages:   serverClientUsages,
-			dnsNames: []string{"localhost"},
-			ips:      loopbackIPs,
-		}},
-		{ca, leafSpec{
-			certFile: f.EtcdClientCert, keyFile: f.EtcdClientKey,
-			commonName: etcdClientUser,
-			usages:     clientUsages,
-		}},
-		{frontProxyCA, leafSpec{
+		{name: "front-proxy-client", ca: frontProxyCAName, spec: leafSpec{
 			certFile: f.FrontProxyClientCert, keyFile: f.FrontProxyClientKey,
 			commonName: FrontProxyClientUser,
 			usages:     clientUsages,
 		}},
 	}
+	if len(o.EtcdMembers) > 0 {
+		leaves = append(leaves, leaf{name: "apiserver-etcd-client", ca: etcdCAName, spec: leafSpec{
+			certFile: f.EtcdClientCert, keyFile: f.EtcdClientKey,
+			commonName: etcdClientUser,
+			usages:     clientUsages,
+		}})
+	}
+	for _, m := range o.EtcdMembers {
+		mf := f.EtcdMember(m.Name)
+		if err := makePrivateDir(filepath.Dir(mf.ServerCert)); err != nil {
+			return nil, fmt.Errorf("pki: %w", err)
+		}
+		dnsNames, ips, _ := parseSANs(m.Hosts)
+		dnsNames = dedupDNS(append([]string{"localhost"}, dnsNames...))
+		ips = dedupIPs(append(loopbackIPs(), ips...))
+		// Both are server and client certificates: members dial each other
+		// with their peer certificate, and etcd's gRPC gateway dials its own
+		// client listener with the server certificate.
+		leaves = append(leaves,
+			leaf{name: "etcd/" + m.Name + "/server", ca: etcdCAName, spec: leafSpec{
+				certFile: mf.ServerCert, keyFile: mf.ServerKey,
+				commonName: m.Name, usages: serverClientUsages, dnsNames: dnsNames, ips: ips,
+			}},
+			leaf{name: "etcd/" + m.Name + "/peer", ca: etcdCAName, spec: leafSpec{
+				certFile: mf.PeerCert, keyFile: mf.PeerKey,
+				commonName: m.Name, usages: serverClientUsages, dnsNames: dnsNames, ips: ips,
+			}})
+	}
 	for _, l := range leaves {
-		if err := ensureLeaf(l.ca, l.spec, now); err != nil {
-			return nil, fmt.Errorf("pki: %s: %w", l.spec.commonName, err)
+		if err := ensureLeaf(authorities[l.ca], l.spec, now); err != nil {
+			return nil, fmt.Errorf("pki: %s: %w", l.name, err)
 		}
 	}
 	return f, nil
 }
+
+// makePrivateDir creates dir with mode 0700, or tightens an existing one.
+func makePrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
+}
+
+func loopbackIPs() []net.IP { return []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")} }
 
 // IssueClientCert signs, with the CA in caCertFile and caKeyFile, a client
 // certificate for user in groups, valid for validity (cut at the CA's own

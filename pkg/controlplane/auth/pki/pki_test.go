@@ -19,8 +19,13 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 )
 
+// ensure runs Ensure; without etcd members given it asks for one, member
+// "gcp" on loopback, so that every kind of file is there.
 func ensure(t *testing.T, o pki.Options) *pki.Files {
 	t.Helper()
+	if o.EtcdMembers == nil {
+		o.EtcdMembers = []pki.EtcdMember{{Name: "gcp"}}
+	}
 	f, err := pki.Ensure(o)
 	if err != nil {
 		t.Fatalf("Ensure: %v", err)
@@ -31,12 +36,12 @@ func ensure(t *testing.T, o pki.Options) *pki.Files {
 // certFiles and keyFiles list every file Ensure manages, by kind.
 func certFiles(f *pki.Files) []string {
 	return []string{f.CACert, f.ServingCert, f.AdminCert, f.ControllersCert, f.FrontProxyCACert, f.FrontProxyClientCert,
-		f.EtcdServerCert, f.EtcdClientCert, f.ServiceAccountPublicKey}
+		f.EtcdCACert, f.EtcdClientCert, f.ServiceAccountPublicKey}
 }
 
 func keyFiles(f *pki.Files) []string {
 	return []string{f.CAKey, f.ServingKey, f.AdminKey, f.ControllersKey, f.FrontProxyCAKey, f.FrontProxyClientKey,
-		f.EtcdServerKey, f.EtcdClientKey, f.ServiceAccountKey}
+		f.EtcdCAKey, f.EtcdClientKey, f.ServiceAccountKey}
 }
 
 // snapshot reads every file Ensure manages; a missing file maps to nil.
@@ -136,7 +141,8 @@ func TestEnsureCreatesFilesWithModes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != len(keyFiles(f))+len(certFiles(f)) {
+	// Every file but the etcd CA's is at the top, beside the etcd dir.
+	if len(entries) != len(keyFiles(f))+len(certFiles(f))-2+1 {
 		var names []string
 		for _, e := range entries {
 			names = append(names, e.Name())
@@ -194,7 +200,8 @@ func TestAddingSANReissuesOnlyServingCert(t *testing.T) {
 		sans = append(sans, san)
 		ensure(t, pki.Options{Dir: dir, ServingSANs: sans})
 		after := snapshot(t, f)
-		if c, want := changed(before, after), []string{"apiserver.crt", "apiserver.key"}; !slices.Equal(c, want) {
+		// The certificate is re-issued for the key it has: keys are never replaced.
+		if c, want := changed(before, after), []string{"apiserver.crt"}; !slices.Equal(c, want) {
 			t.Fatalf("adding %s changed %v, want %v", san, c, want)
 		}
 		for _, host := range sans {
@@ -251,7 +258,7 @@ func TestClientCerts(t *testing.T) {
 		orgs                    []string
 	}{
 		{"admin", f.AdminCert, f.CACert, f.FrontProxyCACert, "gcp-admin", []string{"system:masters"}},
-		{"etcd client", f.EtcdClientCert, f.CACert, f.FrontProxyCACert, "gcp-apiserver-etcd-client", nil},
+		{"etcd client", f.EtcdClientCert, f.EtcdCACert, f.CACert, "gcp-apiserver-etcd-client", nil},
 		{"front-proxy client", f.FrontProxyClientCert, f.FrontProxyCACert, f.CACert, pki.FrontProxyClientUser, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -275,18 +282,84 @@ func TestClientCerts(t *testing.T) {
 	}
 }
 
-func TestEtcdServerCert(t *testing.T) {
+func TestEtcdMemberCerts(t *testing.T) {
 	t.Parallel()
-	f := ensure(t, pki.Options{Dir: t.TempDir(), ServingSANs: []string{"gcp.example.com"}})
-	cert := readCert(t, f.EtcdServerCert)
-	for _, host := range []string{"localhost", "127.0.0.1", "::1"} {
-		if _, err := cert.Verify(x509.VerifyOptions{DNSName: host, Roots: pool(t, f.CACert),
-			KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}); err != nil {
-			t.Errorf("etcd server cert for %s: %v", host, err)
+	f := ensure(t, pki.Options{Dir: t.TempDir(), ServingSANs: []string{"gcp.example.com"}, EtcdMembers: []pki.EtcdMember{
+		{Name: "etcd-0", Hosts: []string{"10.0.0.10", "etcd-0.example.com"}},
+		{Name: "etcd-1", Hosts: []string{"10.0.0.11"}},
+	}})
+	both := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	for member, hosts := range map[string][]string{
+		"etcd-0": {"localhost", "127.0.0.1", "::1", "10.0.0.10", "etcd-0.example.com"},
+		"etcd-1": {"localhost", "127.0.0.1", "::1", "10.0.0.11"},
+	} {
+		mf := f.EtcdMember(member)
+		for _, file := range []string{mf.ServerCert, mf.PeerCert} {
+			cert := readCert(t, file)
+			if cert.Subject.CommonName != member {
+				t.Errorf("%s: CN %q, want %q", file, cert.Subject.CommonName, member)
+			}
+			for _, host := range hosts {
+				if _, err := cert.Verify(x509.VerifyOptions{DNSName: host, Roots: pool(t, f.EtcdCACert), KeyUsages: both}); err != nil {
+					t.Errorf("%s for %s: %v", file, host, err)
+				}
+			}
+			// The etcd CA is separate (CIS 2.7): nothing from the cluster
+			// CA reaches etcd, and the members' certificates carry nothing
+			// of the API server's.
+			if _, err := cert.Verify(x509.VerifyOptions{Roots: pool(t, f.CACert), KeyUsages: both}); err == nil {
+				t.Errorf("%s verifies against the cluster CA", file)
+			}
+			if _, err := cert.Verify(x509.VerifyOptions{DNSName: "gcp.example.com", Roots: pool(t, f.EtcdCACert)}); err == nil {
+				t.Errorf("%s carries the API server's extra SANs", file)
+			}
+			if got := mode(t, filepath.Dir(file)); got != 0o700 {
+				t.Errorf("%s: mode %o, want 700", filepath.Dir(file), got)
+			}
+		}
+		if got := mode(t, mf.PeerKey); got != 0o600 {
+			t.Errorf("%s: mode %o, want 600", mf.PeerKey, got)
 		}
 	}
-	if _, err := cert.Verify(x509.VerifyOptions{DNSName: "gcp.example.com", Roots: pool(t, f.CACert)}); err == nil {
-		t.Error("etcd server cert carries the API server's extra SANs")
+	if _, err := readCert(t, f.AdminCert).Verify(x509.VerifyOptions{Roots: pool(t, f.EtcdCACert), KeyUsages: both}); err == nil {
+		t.Error("the admin certificate verifies against the etcd CA")
+	}
+
+	// A member added later gets its certificates; nothing else changes.
+	before := snapshot(t, f)
+	ensure(t, pki.Options{Dir: f.Dir, ServingSANs: []string{"gcp.example.com"}, EtcdMembers: []pki.EtcdMember{{Name: "etcd-2"}}})
+	if c := changed(before, snapshot(t, f)); len(c) > 0 {
+		t.Errorf("adding a member changed %v", c)
+	}
+	readCert(t, f.EtcdMember("etcd-2").PeerCert)
+}
+
+func TestNoEtcdMembersNoEtcdFiles(t *testing.T) {
+	t.Parallel()
+	f, err := pki.Ensure(pki.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{f.EtcdCACert, f.EtcdClientCert, filepath.Join(f.Dir, "etcd")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s: %v, want it absent: gcp start's etcd has no TCP listener to certify", p, err)
+		}
+	}
+}
+
+func TestParseEtcdMember(t *testing.T) {
+	t.Parallel()
+	m, err := pki.ParseEtcdMember("etcd-0=10.0.0.10, node-0.example.com")
+	if err != nil || m.Name != "etcd-0" || !slices.Equal(m.Hosts, []string{"10.0.0.10", "node-0.example.com"}) {
+		t.Errorf("got %+v, %v", m, err)
+	}
+	for _, bad := range []string{"", "etcd-0", "=10.0.0.1", "Etcd_0=10.0.0.1", "a/b=10.0.0.1", "etcd-0=https://x"} {
+		if _, err := pki.ParseEtcdMember(bad); err == nil {
+			t.Errorf("ParseEtcdMember(%q): no error", bad)
+		}
+	}
+	if _, err := pki.Ensure(pki.Options{Dir: t.TempDir(), EtcdMembers: []pki.EtcdMember{{Name: "a"}, {Name: "a"}}}); err == nil {
+		t.Error("Ensure accepted a member twice")
 	}
 }
 
@@ -380,9 +453,9 @@ func TestRepairs(t *testing.T) {
 	}{
 		{"CA cert missing is re-signed with the same key", func(t *testing.T, f *pki.Files) { os.Remove(f.CACert) }, []string{"ca.crt"}},
 		{"service account public key missing", func(t *testing.T, f *pki.Files) { os.Remove(f.ServiceAccountPublicKey) }, []string{"sa.pub"}},
-		{"admin cert missing", func(t *testing.T, f *pki.Files) { os.Remove(f.AdminCert) }, []string{"admin.crt", "admin.key"}},
-		{"admin key from an interrupted re-issue", func(t *testing.T, f *pki.Files) { copyFile(t, other.AdminKey, f.AdminKey) }, []string{"admin.crt", "admin.key"}},
-		{"admin cert expiring within 30 days", func(t *testing.T, f *pki.Files) { issueAdmin(t, f, 10*24*time.Hour) }, []string{"admin.crt", "admin.key"}},
+		{"admin cert missing", func(t *testing.T, f *pki.Files) { os.Remove(f.AdminCert) }, []string{"admin.crt"}},
+		{"admin key from an interrupted re-issue", func(t *testing.T, f *pki.Files) { copyFile(t, other.AdminKey, f.AdminKey) }, []string{"admin.crt"}},
+		{"admin cert expiring within 30 days", func(t *testing.T, f *pki.Files) { issueAdmin(t, f, 10*24*time.Hour) }, []string{"admin.crt"}},
 		{"admin cert with 60 days left is kept", func(t *testing.T, f *pki.Files) { issueAdmin(t, f, 60*24*time.Hour) }, nil},
 		{"admin cert without system:masters", func(t *testing.T, f *pki.Files) {
 			certPEM, keyPEM, err := pki.IssueClientCert(f.CACert, f.CAKey, pki.AdminUser, nil, 365*24*time.Hour)
@@ -391,11 +464,11 @@ func TestRepairs(t *testing.T) {
 			}
 			writeFile(t, f.AdminCert, certPEM)
 			writeFile(t, f.AdminKey, keyPEM)
-		}, []string{"admin.crt", "admin.key"}},
+		}, []string{"admin.crt"}},
 		{"serving cert from another CA", func(t *testing.T, f *pki.Files) {
 			copyFile(t, other.ServingCert, f.ServingCert)
 			copyFile(t, other.ServingKey, f.ServingKey)
-		}, []string{"apiserver.crt", "apiserver.key"}},
+		}, []string{"apiserver.crt"}},
 		{"front-proxy client cert from the cluster CA", func(t *testing.T, f *pki.Files) {
 			certPEM, keyPEM, err := pki.IssueClientCert(f.CACert, f.CAKey, pki.FrontProxyClientUser, nil, 365*24*time.Hour)
 			if err != nil {
@@ -403,7 +476,7 @@ func TestRepairs(t *testing.T) {
 			}
 			writeFile(t, f.FrontProxyClientCert, certPEM)
 			writeFile(t, f.FrontProxyClientKey, keyPEM)
-		}, []string{"front-proxy-client.crt", "front-proxy-client.key"}},
+		}, []string{"front-proxy-client.crt"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -425,10 +498,11 @@ func TestRepairs(t *testing.T) {
 			// Everything signed before still verifies against the CA now on
 			// disk, and the re-issued certificates do too.
 			clientAuth := []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-			for _, p := range []string{f.AdminCert, f.EtcdClientCert} {
-				if _, err := readCert(t, p).Verify(x509.VerifyOptions{Roots: pool(t, f.CACert), KeyUsages: clientAuth}); err != nil {
-					t.Errorf("%s: %v", filepath.Base(p), err)
-				}
+			if _, err := readCert(t, f.AdminCert).Verify(x509.VerifyOptions{Roots: pool(t, f.CACert), KeyUsages: clientAuth}); err != nil {
+				t.Errorf("admin.crt: %v", err)
+			}
+			if _, err := readCert(t, f.EtcdClientCert).Verify(x509.VerifyOptions{Roots: pool(t, f.EtcdCACert), KeyUsages: clientAuth}); err != nil {
+				t.Errorf("apiserver-etcd-client.crt: %v", err)
 			}
 			if _, err := readCert(t, f.FrontProxyClientCert).Verify(x509.VerifyOptions{Roots: pool(t, f.FrontProxyCACert), KeyUsages: clientAuth}); err != nil {
 				t.Errorf("front-proxy-client.crt: %v", err)
