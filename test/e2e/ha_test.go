@@ -223,4 +223,40 @@ func TestHAControlPlane(t *testing.T) {
 			t.Errorf("configmap %s after the leader's return: %q, %v", name, out, err)
 		}
 	}
+
+	// Two of three down: no quorum. A write fails instead of hanging past
+	// its timeout, /readyz names etcd, and one member back restores it all.
+	down := []int{(leader + 1) % 3, (leader + 2) % 3}
+	for _, i := range down {
+		_ = c.members[i].proc.cmd.Process.Kill()
+		<-c.members[i].proc.done
+	}
+	start := time.Now()
+	out, err := onB("create", "configmap", "no-quorum", "--from-literal=k=v", "--request-timeout=10s")
+	if err == nil {
+		t.Errorf("write without quorum succeeded: %s", out)
+	}
+	t.Logf("write without quorum: %v after %v", strings.TrimSpace(out), time.Since(start).Round(time.Millisecond))
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("write without quorum took %v", took)
+	}
+	eventually(t, 60*time.Second, func() error {
+		out, err := onB("get", "--raw", "/readyz?verbose")
+		if err == nil || !strings.Contains(out, "etcd") {
+			return fmt.Errorf("readyz without quorum: %v\n%s", err, out)
+		}
+		t.Logf("readyz without quorum: %s", out)
+		return nil
+	})
+	c.startMember(down[0])
+	c.waitMember(down[0])
+	eventually(t, 60*time.Second, func() error {
+		_, err := onB("create", "configmap", "quorum-back", "--from-literal=k=v")
+		return err
+	})
+	for _, name := range []string{"ha", "after-kill", "quorum-back"} {
+		if out := onA("get", "configmap", name, "-o", "jsonpath={.data.k}"); out != "v" {
+			t.Errorf("configmap %s after quorum is back: %q", name, out)
+		}
+	}
 }
