@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -183,6 +184,7 @@ func TestHAControlPlane(t *testing.T) {
 		return a.kubectlErr(append([]string{"--server", serverB}, args...)...)
 	}
 
+	var killed time.Time
 	onA("create", "configmap", "ha", "--from-literal=k=v")
 	if out, err := onB("get", "configmap", "ha", "-o", "jsonpath={.data.k}"); err != nil || out != "v" {
 		t.Fatalf("configmap written through A, read through B: %q, %v", out, err)
@@ -203,6 +205,60 @@ func TestHAControlPlane(t *testing.T) {
 		return nil
 	})
 
+	// Two gcp controllers against API server A: SIGKILL of the leader
+	// while a namespace deletion waits on a finalizer; the other takes over
+	// within the lease duration and finishes the deletion.
+	kubeconfig := filepath.Join(c.base, "controllers-a.kubeconfig")
+	data, err := os.ReadFile(filepath.Join(c.base, "controllers.kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kubeconfig, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.kubectl("--kubeconfig", kubeconfig, "config", "set-cluster", "gcp", "--server", serverA)
+	controllers := func() *process {
+		return startProcess(t, "controllers", "--kubeconfig", kubeconfig, "--secure-port", strconv.Itoa(freePort(t)), "--cert-dir", t.TempDir(),
+			"--leader-elect-lease-duration", "4s", "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period", "500ms")
+	}
+	holder := func() string {
+		out, _ := onB("-n", "kube-system", "get", "lease", "gcp-controllers", "-o", "jsonpath={.spec.holderIdentity}")
+		return strings.TrimSpace(out)
+	}
+	first := controllers()
+	var leaderID string
+	eventually(t, 60*time.Second, func() error {
+		if leaderID = holder(); leaderID == "" {
+			return fmt.Errorf("no controllers leader:\n%s", first.log)
+		}
+		return nil
+	})
+	controllers()
+	onA("create", "namespace", "doomed")
+	a.apply(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"held","namespace":"doomed","finalizers":["e2e.gcp.dev/hold"]}}`, "--server", serverA, "create", "-f", "-")
+	onA("delete", "namespace", "doomed", "--wait=false")
+	eventually(t, 30*time.Second, func() error {
+		out, _ := onB("get", "namespace", "doomed", "-o", `jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].status}`)
+		if out != "True" {
+			return fmt.Errorf("namespace controller has not reached the finalizer: %q", out)
+		}
+		return nil
+	})
+	_ = first.cmd.Process.Kill()
+	<-first.done
+	killed = time.Now()
+	onB("-n", "doomed", "patch", "configmap", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	eventually(t, 30*time.Second, func() error {
+		if out, err := onB("get", "namespace", "doomed"); err == nil || !strings.Contains(out, "NotFound") {
+			return fmt.Errorf("namespace doomed still there: %s", out)
+		}
+		return nil
+	})
+	if h := holder(); h == leaderID {
+		t.Errorf("lease still held by the killed controllers %q", h)
+	}
+	t.Logf("namespace deleted %v after SIGKILL of the leading controllers (lease duration 4s)", time.Since(killed).Round(time.Millisecond))
+
 	// SIGKILL the etcd leader: every write acknowledged before or after is
 	// there, and the member comes back with all of them.
 	leader := c.leader()
@@ -210,7 +266,7 @@ func TestHAControlPlane(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-c.members[leader].proc.done
-	killed := time.Now()
+	killed = time.Now()
 	eventually(t, 30*time.Second, func() error {
 		_, err := onB("create", "configmap", "after-kill", "--from-literal=k=v")
 		return err
