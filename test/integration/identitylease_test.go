@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -47,5 +49,49 @@ func TestIdentityLease(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("identity lease %s was not renewed: %v", name, err)
+	}
+}
+
+// TestIdentityLeaseGC: an identity Lease whose holder stopped renewing it
+// is deleted, as kube-apiserver deletes them; a renewed one, an
+// unlabelled one and the server's own are kept.
+func TestIdentityLeaseGC(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{APIServer: func(o *options.Options) {
+		o.IdentityLeaseDuration, o.IdentityLeaseRenewInterval = 2*time.Second, 500*time.Millisecond
+	}})
+	ctx := context.Background()
+	leases := s.Client.CoordinationV1().Leases("kube-system")
+	identity := map[string]string{apiserver.IdentityLabel: apiserver.IdentityLabelValue}
+	create := func(name string, labels map[string]string, renewed time.Time, seconds int32) {
+		t.Helper()
+		renew := metav1.NewMicroTime(renewed)
+		_, err := leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &name, RenewTime: &renew, LeaseDurationSeconds: &seconds},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("kube-apiserver-dead", identity, time.Now().Add(-time.Hour), 2)
+	create("kube-apiserver-alive", identity, time.Now(), 3600)
+	create("not-an-identity", nil, time.Now().Add(-time.Hour), 2)
+
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := leases.Get(ctx, "kube-apiserver-dead", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("expired identity lease not collected: %v", err)
+	}
+	for _, name := range []string{"kube-apiserver-alive", "not-an-identity"} {
+		if _, err := leases.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("lease %s: %v, want it kept", name, err)
+		}
+	}
+	own, err := leases.List(ctx, metav1.ListOptions{LabelSelector: apiserver.IdentityLabel + "=" + apiserver.IdentityLabelValue})
+	if err != nil || len(own.Items) != 2 {
+		t.Errorf("identity leases after collection: %v, %v; want the server's own and the renewed one", own, err)
 	}
 }

@@ -164,6 +164,9 @@ func (c CompletedConfig) addNativeHooks(native *genericapiserver.GenericAPIServe
 		if err := native.AddPostStartHook(identityHookName, identityLeaseHook(address, o.IdentityLeaseDuration, o.IdentityLeaseRenewInterval)); err != nil {
 			return err
 		}
+		if err := native.AddPostStartHook(identityGCHookName, identityLeaseGCHook(o.IdentityLeaseDuration)); err != nil {
+			return err
+		}
 	}
 	if servesGroup(c.Config.Composition.APIGroups, rbacv1.GroupName) {
 		if err := native.AddPostStartHook(bootstrappolicy.HookName, bootstrappolicy.NewHook(c.Config.Composition.Policy)); err != nil {
