@@ -126,7 +126,7 @@ func (c *haCluster) startAPIServer(a *allInOne) string {
 		"--service-account-issuer", "https://gcp.test",
 		"--service-account-signing-key-file", c.p("sa.key"), "--service-account-key-file", c.p("sa.pub"),
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
-		"--identity-lease-renew-interval-seconds", "1", "--shutdown-send-retry-after")
+		"--identity-lease-duration-seconds", "3", "--identity-lease-renew-interval-seconds", "1", "--shutdown-send-retry-after")
 	c.apiservers = append(c.apiservers, proc)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -171,7 +171,8 @@ func httpGet(url string) (string, int) {
 // servers made with `gcp pki init`, as docs/deployment.md says: both API
 // servers serve the same data and accept each other's tokens, each keeps
 // an identity Lease, and SIGKILL of the etcd leader costs at most an
-// election: writes go on and the member rejoins when restarted.
+// election: writes go on and the member rejoins when restarted. Then the
+// controllers' takeover, loss of quorum, and SIGKILL of one API server.
 func TestHAControlPlane(t *testing.T) {
 	t.Parallel()
 	c := newHACluster(t)
@@ -315,4 +316,17 @@ func TestHAControlPlane(t *testing.T) {
 			t.Errorf("configmap %s after quorum is back: %q", name, out)
 		}
 	}
+
+	// SIGKILL of API server B: A goes on serving, and B's identity Lease
+	// expires and is collected.
+	_ = c.apiservers[1].cmd.Process.Kill()
+	<-c.apiservers[1].done
+	onA("create", "configmap", "after-apiserver-kill", "--from-literal=k=v")
+	eventually(t, 30*time.Second, func() error {
+		out := onA("get", "leases", "-n", "kube-system", "-l", "apiserver.kubernetes.io/identity=kube-apiserver", "-o", "name")
+		if n := len(strings.Fields(out)); n != 1 {
+			return fmt.Errorf("identity leases after SIGKILL of B: %q; want only A's", out)
+		}
+		return nil
+	})
 }
