@@ -73,7 +73,12 @@ func NewOptions(descriptors []Descriptor) *Options {
 	}
 	o.SecureServing.BindPort = DefaultSecurePort
 	o.SecureServing.ServerCert.PairName = "gcp-controllers"
-	o.Authorization.WithAlwaysAllowPaths("/healthz", "/readyz", "/livez").WithAlwaysAllowGroups("system:masters")
+	// Without --tls-cert-file the self-signed serving certificate stays in
+	// memory, as kube-controller-manager's does, instead of being written
+	// under the working directory.
+	o.SecureServing.ServerCert.CertDirectory = ""
+	// The health paths are always allowed by default already.
+	o.Authorization.WithAlwaysAllowGroups("system:masters")
 	return o
 }
 
@@ -180,8 +185,8 @@ type Config struct {
 	OnInformersSynced func()
 }
 
-// Config validates the options and builds the configuration.
-func (o *Options) Config() (*Config, error) {
+// Validate returns every problem with the options; it reads no file.
+func (o *Options) Validate() []error {
 	all, disabled, aliases := o.names()
 	var errs []error
 	errs = append(errs, o.Generic.Validate(all, disabled, aliases)...)
@@ -196,9 +201,15 @@ func (o *Options) Config() (*Config, error) {
 	if m := o.Generic.LeaderMigration; m != nil && (m.Enabled || m.ControllerMigrationConfig != "") {
 		errs = append(errs, errors.New("--enable-leader-migration and --leader-migration-config are not supported: gcp has no cloud controller manager to migrate controllers to"))
 	}
-	if len(errs) > 0 {
+	return errs
+}
+
+// Config validates the options and builds the configuration.
+func (o *Options) Config() (*Config, error) {
+	if errs := o.Validate(); len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	all, disabled, aliases := o.names()
 	c := &Config{UseServiceAccountCredentials: o.UseServiceAccountCredentials, CSRSigning: o.CSRSigning}
 	c.Descriptors = o.descriptors
 	if err := o.Generic.ApplyTo(&c.Generic, all, disabled, aliases); err != nil {
