@@ -15,6 +15,7 @@ import (
 	"github.com/gcp-project/gcp/commands/controllers"
 	"github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/commands/kubectl"
+	"github.com/gcp-project/gcp/commands/manifests"
 	"github.com/gcp-project/gcp/commands/pki"
 	"github.com/gcp-project/gcp/commands/start"
 	"github.com/gcp-project/gcp/commands/version"
@@ -50,6 +51,7 @@ func newRoot(ctx context.Context) *cobra.Command {
 		etcd.NewCommand(ctx),
 		kubectl.NewCommand(start.DefaultDataDir),
 		pki.NewCommand(),
+		manifests.NewCommand(stack),
 		version.NewCommand(root.Name()),
 	)
 	return root

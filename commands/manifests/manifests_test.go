@@ -1,0 +1,337 @@
+package manifests
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/gcp-project/gcp/pkg/layering"
+)
+
+const pki = "/etc/gcp/pki"
+
+// roleArgs are flags a deployment made with `gcp pki init --dir
+// /etc/gcp/pki` gives each role.
+var roleArgs = map[string][]string{
+	"etcd": {"--name=a", "--listen-client-urls=https://10.0.0.1:2379",
+		"--cert-file=" + pki + "/etcd/a/server.crt", "--key-file=" + pki + "/etcd/a/server.key",
+		"--trusted-ca-file", pki + "/etcd/ca.crt", "--client-cert-auth",
+		"--listen-peer-urls=https://10.0.0.1:2380", "--initial-cluster=a=https://10.0.0.1:2380",
+		"--peer-cert-file=" + pki + "/etcd/a/peer.crt", "--peer-key-file=" + pki + "/etcd/a/peer.key",
+		"--peer-trusted-ca-file=" + pki + "/etcd/ca.crt", "--peer-client-cert-auth",
+		"--listen-metrics-urls=http://127.0.0.1:2381"},
+	"apiserver": {"--etcd-servers=https://10.0.0.1:2379,https://10.0.0.2:2379",
+		"--etcd-cafile=" + pki + "/etcd/ca.crt", "--etcd-certfile=" + pki + "/apiserver-etcd-client.crt",
+		"--etcd-keyfile=" + pki + "/apiserver-etcd-client.key",
+		"--tls-cert-file=" + pki + "/apiserver.crt", "--tls-private-key-file=" + pki + "/apiserver.key",
+		"--client-ca-file=" + pki + "/ca.crt", "--service-account-issuer=https://gcp.example",
+		"--service-account-key-file=" + pki + "/sa.pub", "--service-account-signing-key-file=" + pki + "/sa.key",
+		"--audit-log-path=/var/log/gcp/audit.log", "--secure-port=6443"},
+	"controllers": {"--kubeconfig=/etc/gcp/controllers.kubeconfig",
+		"--cluster-signing-cert-file=" + pki + "/ca.crt", "--cluster-signing-key-file=" + pki + "/ca.key"},
+}
+
+// run runs `gcp manifests args...` in process.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := NewCommand(layering.Generic())
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+func decodePod(t *testing.T, manifest string) *corev1.Pod {
+	t.Helper()
+	s := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme,
+		json.SerializerOptions{Yaml: true, Strict: true})
+	obj, gvk, err := s.Decode([]byte(manifest), nil, nil)
+	if err != nil {
+		t.Fatalf("strict decode as a core/v1 Pod: %v\n%s", err, manifest)
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok || gvk.Group != "" || gvk.Version != "v1" {
+		t.Fatalf("decoded %s as %T, want a core/v1 Pod", gvk, obj)
+	}
+	return pod
+}
+
+func TestStaticPods(t *testing.T) {
+	wantProbe := map[string]struct {
+		scheme      corev1.URIScheme
+		port        int
+		live, ready string
+	}{
+		"etcd":        {corev1.URISchemeHTTP, 2381, "/livez", "/readyz"},
+		"apiserver":   {corev1.URISchemeHTTPS, 6443, "/livez", "/readyz"},
+		"controllers": {corev1.URISchemeHTTPS, 10257, "/healthz", "/healthz"},
+	}
+	wantMounts := map[string]map[string]bool{ // path → writable
+		"etcd":        {pki + "/etcd": false, "/var/lib/gcp/etcd": true},
+		"apiserver":   {pki: false, "/var/log/gcp": true},
+		"controllers": {"/etc/gcp": false},
+	}
+	for _, role := range roleNames {
+		t.Run(role, func(t *testing.T) {
+			out, err := run(t, append([]string{"static-pod", "--role", role, "--image=registry.example/gcp:v1", "--"}, roleArgs[role]...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := decodePod(t, out)
+			if pod.Namespace != "kube-system" || pod.Name != "gcp-"+role ||
+				pod.Labels["tier"] != "control-plane" || pod.Labels["component"] != role {
+				t.Errorf("metadata: %+v", pod.ObjectMeta)
+			}
+			if !pod.Spec.HostNetwork || pod.Spec.PriorityClassName != "system-node-critical" || len(pod.Spec.Containers) != 1 {
+				t.Errorf("spec: hostNetwork %v, priorityClassName %q, %d containers", pod.Spec.HostNetwork, pod.Spec.PriorityClassName, len(pod.Spec.Containers))
+			}
+			c := pod.Spec.Containers[0]
+			if c.Image != "registry.example/gcp:v1" {
+				t.Errorf("image %q", c.Image)
+			}
+			if len(c.Command) < 2 || c.Command[0] != "gcp" || c.Command[1] != role {
+				t.Errorf("command %q", c.Command)
+			}
+			// Every flag as given, --name=value.
+			for _, arg := range []string{roleArgs[role][0], roleArgs[role][len(roleArgs[role])-1]} {
+				if !slices.Contains(c.Command, arg) {
+					t.Errorf("command %q lacks %s", c.Command, arg)
+				}
+			}
+			want := wantProbe[role]
+			for name, p := range map[string]*corev1.Probe{"startup": c.StartupProbe, "liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+				if p == nil || p.HTTPGet == nil {
+					t.Errorf("%s probe missing", name)
+					continue
+				}
+				path := want.live
+				if name == "readiness" {
+					path = want.ready
+				}
+				g := p.HTTPGet
+				if g.Scheme != want.scheme || g.Port.IntValue() != want.port || g.Path != path || g.Host != "127.0.0.1" {
+					t.Errorf("%s probe %+v, want %s 127.0.0.1:%d%s", name, g, want.scheme, want.port, path)
+				}
+			}
+			mounts := map[string]bool{}
+			for _, m := range c.VolumeMounts {
+				mounts[m.MountPath] = !m.ReadOnly
+			}
+			for _, v := range pod.Spec.Volumes {
+				if v.HostPath == nil || !slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+					return m.Name == v.Name && m.MountPath == v.HostPath.Path
+				}) {
+					t.Errorf("volume %+v is not a host path mounted at the same path", v)
+				}
+			}
+			if !mapsEqual(mounts, wantMounts[role]) {
+				t.Errorf("mounts (path → writable) %v, want %v", mounts, wantMounts[role])
+			}
+		})
+	}
+}
+
+func mapsEqual(a, b map[string]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestSystemdUnits(t *testing.T) {
+	analyze, _ := exec.LookPath("systemd-analyze")
+	binary, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range roleNames {
+		t.Run(role, func(t *testing.T) {
+			out, err := run(t, append([]string{"systemd", "--role", role, "--binary", binary, "--"}, roleArgs[role]...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range []string{"Type=notify", "Restart=always", "User=gcp", "Group=gcp", "NoNewPrivileges=yes",
+				"ProtectSystem=strict", "PrivateTmp=yes", "UMask=0077", "WantedBy=multi-user.target"} {
+				if !strings.Contains(out, "\n"+line+"\n") {
+					t.Errorf("unit lacks %s:\n%s", line, out)
+				}
+			}
+			if got := execStart(t, out); !slices.Equal(got, append([]string{binary, role}, pod(t, role)...)) {
+				t.Errorf("ExecStart %q does not run what the static pod runs", got)
+			}
+			switch role {
+			case "etcd":
+				mustHave(t, out, "StateDirectory=gcp/etcd\nStateDirectoryMode=0700\n")
+			case "apiserver":
+				mustHave(t, out, "LogsDirectory=gcp\n")
+			}
+			if analyze == "" {
+				t.Log("systemd-analyze is not installed; checked the unit's fields only")
+				return
+			}
+			unit := filepath.Join(t.TempDir(), "gcp-"+role+".service")
+			if err := os.WriteFile(unit, []byte(out), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			verify := exec.Command(analyze, "verify", unit)
+			msg, err := verify.CombinedOutput()
+			// verify exits 0 on unknown keys but names them.
+			if err != nil || strings.Contains(string(msg), unit) {
+				t.Errorf("systemd-analyze verify: %v\n%s\n%s", err, msg, out)
+			}
+		})
+	}
+}
+
+func mustHave(t *testing.T, out, s string) {
+	t.Helper()
+	if !strings.Contains(out, s) {
+		t.Errorf("lacks %q:\n%s", s, out)
+	}
+}
+
+// pod returns the flags the role's static pod runs with.
+func pod(t *testing.T, role string) []string {
+	out, err := run(t, append([]string{"static-pod", "--role", role}, roleArgs[role]...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodePod(t, out).Spec.Containers[0].Command[2:]
+}
+
+// execStart returns the words of the unit's ExecStart, unquoted as
+// systemd does for the quoting systemdQuote writes.
+func execStart(t *testing.T, unit string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(unit, "\nExecStart=")
+	if !ok {
+		t.Fatalf("no ExecStart:\n%s", unit)
+	}
+	var line strings.Builder
+	for _, l := range strings.Split(rest, "\n") {
+		l = strings.TrimLeft(l, "\t")
+		if s, cont := strings.CutSuffix(l, " \\"); cont {
+			line.WriteString(s + " ")
+			continue
+		}
+		line.WriteString(l)
+		break
+	}
+	var words []string
+	var word strings.Builder
+	quoted, inWord := false, false
+	s := line.String()
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case ch == '"':
+			quoted, inWord = !quoted, true
+		case ch == '\\' && quoted && i+1 < len(s):
+			i++
+			switch s[i] {
+			case 'n':
+				word.WriteByte('\n')
+			case 't':
+				word.WriteByte('\t')
+			default:
+				word.WriteByte(s[i])
+			}
+		case ch == ' ' && !quoted:
+			if inWord {
+				words = append(words, word.String())
+				word.Reset()
+				inWord = false
+			}
+		default:
+			word.WriteByte(ch)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	for i, w := range words {
+		words[i] = strings.NewReplacer("%%", "%", "$$", "$").Replace(w)
+	}
+	return words
+}
+
+func TestSystemdQuote(t *testing.T) {
+	for _, arg := range []string{"--a=b", `--x=has space`, `--y="q"`, `--z=back\slash`, "--p=100%", "--v=$HOME", ";"} {
+		unit := "\nExecStart=" + systemdQuote(arg) + "\n"
+		if got := execStart(t, unit); len(got) != 1 || got[0] != arg {
+			t.Errorf("systemdQuote(%q) = %s reads back as %q", arg, systemdQuote(arg), got)
+		}
+	}
+}
+
+func TestPrivateTmpOffForPathsUnderTmp(t *testing.T) {
+	out, err := run(t, "systemd", "--role", "controllers", "--kubeconfig=/tmp/x/controllers.kubeconfig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "PrivateTmp=yes") || !strings.Contains(out, "# PrivateTmp is off: the flags name /tmp/x") {
+		t.Errorf("a unit whose files are under /tmp must not hide /tmp:\n%s", out)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"systemd"}, `--role must be one of etcd, apiserver, controllers, got ""`},
+		{[]string{"static-pod", "--role", "pods"}, `--role must be one of etcd, apiserver, controllers, got "pods"`},
+		{[]string{"systemd", "--role", "etcd", "--", "--bogus=1"}, "unknown flag: --bogus"},
+		{[]string{"systemd", "--role", "etcd", "--", "--listen-client-urls=http://0.0.0.0:2379"}, "plain http://"},
+		{[]string{"systemd", "--role", "etcd", "--data-dir=var/etcd"}, "--data-dir=var/etcd: a manifest needs absolute paths"},
+		{[]string{"static-pod", "--role", "etcd", "--listen-client-urls=unix:///run/gcp/etcd.sock"}, "a static pod needs --listen-metrics-urls"},
+		{[]string{"static-pod", "--role", "apiserver", "--etcd-servers=https://10.0.0.1:2379"}, "--tls-cert-file and --tls-private-key-file are required"},
+		{[]string{"static-pod", "--role", "controllers"}, "--kubeconfig is required"},
+		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--secure-port=0"}, "needs --secure-port other than 0"},
+		{[]string{"systemd", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "stray"}, `unexpected argument "stray"`},
+		{[]string{"systemd", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--binary=gcp"}, "--binary=gcp: a unit needs the absolute path"},
+		{[]string{"systemd", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--user=root"}, "dedicated unprivileged user"},
+	} {
+		out, err := run(t, tc.args...)
+		if err == nil {
+			t.Errorf("%q: no error, printed\n%s", tc.args, out)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %q, want one line with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestHelpListsTheRolesFlags(t *testing.T) {
+	out, err := run(t, "systemd", "--role", "etcd", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"--binary", "--role", "--initial-cluster-state", "--peer-cert-file"} {
+		mustHave(t, out, s)
+	}
+	out, err = run(t, "static-pod", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustHave(t, out, "--image")
+	mustHave(t, out, "With --role, --help also lists the role's flags.")
+}

@@ -1,0 +1,162 @@
+package manifests
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+
+	cliflag "k8s.io/component-base/cli/flag"
+
+	apiservercmd "github.com/gcp-project/gcp/commands/apiserver"
+	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
+	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
+	"github.com/gcp-project/gcp/pkg/layering"
+)
+
+// probe is where the kubelet (or an operator) checks that a running role
+// is alive and ready, over HTTP(S) without credentials.
+type probe struct {
+	scheme      string // HTTP or HTTPS
+	host        string
+	port        int
+	live, ready string // paths
+}
+
+// role is one part of gcp that runs as its own process.
+type role struct {
+	// summary names the role in a unit's Description.
+	summary string
+	// cpu and memory are the static pod's requests, as kubeadm's.
+	cpu, memory string
+	// defaults are flag values a manifest sets when the flags do not:
+	// places on the host instead of under the working directory.
+	defaults map[string]string
+	// flags returns the role's own flag sets, bound to fresh options, and
+	// a check to call once they are parsed: it returns every problem with
+	// them, and where to probe the role (nil when it serves nothing).
+	flags func() (*cliflag.NamedFlagSets, func() (*probe, []error))
+}
+
+// roleNames are the roles in the order help lists them.
+var roleNames = []string{"etcd", "apiserver", "controllers"}
+
+// roles returns the roles of the stack's control plane.
+func roles(stack layering.Stack) map[string]role {
+	return map[string]role{
+		"etcd": {
+			summary: "etcd member", cpu: "100m", memory: "100Mi",
+			defaults: map[string]string{"data-dir": "/var/lib/gcp/etcd"},
+			flags:    etcdFlags,
+		},
+		"apiserver": {
+			summary: "API server", cpu: "250m",
+			flags: apiserverFlags(stack),
+		},
+		"controllers": {
+			summary: "controllers", cpu: "200m",
+			flags: controllersFlags(stack),
+		},
+	}
+}
+
+func etcdFlags() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
+	o := etcdcmd.NewOptions()
+	fss := &cliflag.NamedFlagSets{}
+	o.AddFlags(fss)
+	return fss, func() (*probe, []error) {
+		errs := o.Validate()
+		// The metrics URL serves /livez and /readyz without client
+		// certificates, as kubeadm's etcd on http://127.0.0.1:2381.
+		for _, raw := range o.ListenMetricsURLs {
+			u, err := url.Parse(raw)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+				continue
+			}
+			port, err := strconv.Atoi(u.Port())
+			if err != nil {
+				continue
+			}
+			scheme := "HTTP"
+			if u.Scheme == "https" {
+				scheme = "HTTPS"
+			}
+			return &probe{scheme: scheme, host: probeHost(u.Hostname()), port: port, live: "/livez", ready: "/readyz"}, errs
+		}
+		return nil, errs
+	}
+}
+
+func apiserverFlags(stack layering.Stack) func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
+	return func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
+		o := apiservercmd.NewOptions()
+		comp, composeErr := stack.Compose()
+		o.AddAdmissionPlugins(comp.AdmissionPlugins)
+		fss := &cliflag.NamedFlagSets{}
+		o.AddFlags(fss)
+		return fss, func() (*probe, []error) {
+			if composeErr != nil {
+				return nil, []error{composeErr}
+			}
+			completed, err := o.Complete()
+			if err != nil {
+				return nil, []error{err}
+			}
+			errs := completed.Validate()
+			if o.SecureServing.BindPort == 0 {
+				return nil, errs
+			}
+			return &probe{scheme: "HTTPS", host: probeHost(ipString(o.SecureServing.BindAddress)), port: o.SecureServing.BindPort,
+				live: "/livez", ready: "/readyz"}, errs
+		}
+	}
+}
+
+func controllersFlags(stack layering.Stack) func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
+	return func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
+		o, err := controllerscmd.NewOptions(stack)
+		if err != nil {
+			return &cliflag.NamedFlagSets{}, func() (*probe, []error) { return nil, []error{err} }
+		}
+		fss := &cliflag.NamedFlagSets{}
+		o.AddFlags(fss)
+		return fss, func() (*probe, []error) {
+			errs := o.Validate()
+			if o.SecureServing.BindPort == 0 {
+				return nil, errs
+			}
+			// kube-controller-manager's probes: /healthz over HTTPS,
+			// always allowed without credentials.
+			return &probe{scheme: "HTTPS", host: probeHost(ipString(o.SecureServing.BindAddress)), port: o.SecureServing.BindPort,
+				live: "/healthz", ready: "/healthz"}, errs
+		}
+	}
+}
+
+func ipString(ip net.IP) string {
+	if ip == nil {
+		return ""
+	}
+	return ip.String()
+}
+
+// probeHost is the address to probe a listener on: loopback when it
+// listens on every interface.
+func probeHost(host string) string {
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return "127.0.0.1"
+	}
+	return host
+}
+
+// errNoProbe says why a static pod cannot be made for a role that serves
+// nothing to probe.
+func errNoProbe(name string) error {
+	switch name {
+	case "etcd":
+		return errors.New("a static pod needs --listen-metrics-urls (kubeadm's etcd uses http://127.0.0.1:2381) so the kubelet can probe /livez and /readyz")
+	default:
+		return fmt.Errorf("a static pod of %s needs --secure-port other than 0 so the kubelet can probe it", name)
+	}
+}

@@ -1,0 +1,117 @@
+package manifests
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/version"
+)
+
+// staticPodOptions are the flags of `gcp manifests static-pod`.
+type staticPodOptions struct {
+	image string
+}
+
+// defaultImage is the image a static pod runs unless --image says
+// otherwise: gcp at the version of this binary.
+func defaultImage() string { return "gcp:" + version.Get().GitVersion }
+
+// write prints a static pod as kubeadm writes its control plane's: in
+// kube-system, labelled tier=control-plane and component=<role>, on the
+// host's network, system-node-critical, with the host's directories the
+// flags name mounted at the same paths and the kubelet's probes on the
+// role's health endpoints.
+func (o *staticPodOptions) write(w io.Writer, s spec) error {
+	if o.image == "" {
+		return fmt.Errorf("--image must not be empty")
+	}
+	if s.probe == nil {
+		return errNoProbe(s.role)
+	}
+	requests := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s.r.cpu)}
+	if s.r.memory != "" {
+		requests[corev1.ResourceMemory] = resource.MustParse(s.r.memory)
+	}
+	get := func(path string) corev1.ProbeHandler {
+		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
+			Host: s.probe.host, Port: intstr.FromInt32(int32(s.probe.port)), Path: path, Scheme: corev1.URIScheme(s.probe.scheme),
+		}}
+	}
+	container := corev1.Container{
+		Name:            s.role,
+		Image:           o.image,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         append([]string{"gcp", s.role}, s.args...),
+		Resources:       corev1.ResourceRequirements{Requests: requests},
+		// kubeadm's timings: generous startup, a slow liveness verdict, a
+		// quick readiness one.
+		StartupProbe: &corev1.Probe{ProbeHandler: get(s.probe.live),
+			InitialDelaySeconds: 10, PeriodSeconds: 10, TimeoutSeconds: 15, FailureThreshold: 24},
+		LivenessProbe: &corev1.Probe{ProbeHandler: get(s.probe.live),
+			InitialDelaySeconds: 10, PeriodSeconds: 10, TimeoutSeconds: 15, FailureThreshold: 8},
+		ReadinessProbe: &corev1.Probe{ProbeHandler: get(s.probe.ready),
+			PeriodSeconds: 1, TimeoutSeconds: 15, FailureThreshold: 3},
+	}
+	pod := corev1.Pod{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      "gcp-" + s.role,
+			Namespace: metav1.NamespaceSystem,
+			Labels:    map[string]string{"component": s.role, "tier": "control-plane"},
+		},
+		Spec: corev1.PodSpec{
+			HostNetwork:       true,
+			PriorityClassName: "system-node-critical",
+			SecurityContext: &corev1.PodSecurityContext{
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+		},
+	}
+	used := map[string]bool{}
+	for _, p := range s.paths {
+		name := volumeName(p.dir, used)
+		typ := corev1.HostPathDirectory
+		if p.writable {
+			typ = corev1.HostPathDirectoryOrCreate
+		}
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name,
+			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p.dir, Type: &typ}}})
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: p.dir, ReadOnly: !p.writable})
+	}
+	pod.Spec.Containers = []corev1.Container{container}
+	out, err := yaml.Marshal(pod)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "# gcp %s: written by `gcp manifests static-pod --role %s`; put it in the kubelet's staticPodPath.\n%s", s.role, s.role, out)
+	return err
+}
+
+var notLabelChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+// volumeName makes a DNS label from a host path (/etc/gcp/pki becomes
+// etc-gcp-pki), unique among used.
+func volumeName(dir string, used map[string]bool) string {
+	base := strings.Trim(notLabelChars.ReplaceAllString(strings.ToLower(dir), "-"), "-")
+	if base == "" {
+		base = "root"
+	}
+	if len(base) > 56 {
+		base = strings.TrimRight(base[:56], "-")
+	}
+	name := base
+	for i := 2; used[name]; i++ {
+		name = base + "-" + strconv.Itoa(i)
+	}
+	used[name] = true
+	return name
+}

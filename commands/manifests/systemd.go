@@ -1,0 +1,133 @@
+package manifests
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// systemdOptions are the flags of `gcp manifests systemd`.
+type systemdOptions struct {
+	binary, user, group string
+}
+
+// write prints a unit that runs the role as a notify service: gcp sends
+// READY=1 when the role is ready (etcd has joined, the API server's
+// /readyz is 200, the controllers serve), so units ordered after it start
+// once it can serve them. The sandbox leaves the role nothing but reading
+// the system and writing its own directories.
+func (o *systemdOptions) write(w io.Writer, s spec) error {
+	if !filepath.IsAbs(o.binary) {
+		return fmt.Errorf("--binary=%s: a unit needs the absolute path of gcp", o.binary)
+	}
+	if o.user == "" || o.user == "root" {
+		return fmt.Errorf("--user=%q: run gcp as a dedicated unprivileged user", o.user)
+	}
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+
+	line("# gcp %s: written by `gcp manifests systemd --role %s`.", s.role, s.role)
+	line("[Unit]")
+	line("Description=gcp %s", s.r.summary)
+	line("Wants=network-online.target")
+	line("After=network-online.target")
+	line("")
+	line("[Service]")
+	line("Type=notify")
+	line("User=%s", o.user)
+	line("Group=%s", o.group)
+	exec := []string{systemdQuote(o.binary) + " " + s.role}
+	for _, arg := range s.args {
+		exec = append(exec, systemdQuote(arg))
+	}
+	line("ExecStart=%s", strings.Join(exec, " \\\n\t"))
+	line("Restart=always")
+	line("RestartSec=5s")
+	line("LimitNOFILE=65536")
+
+	// Writable directories: systemd creates those under /var/lib, /var/log
+	// and /run for the user, mode 0700; others must exist.
+	var state, logs, runtime, other []string
+	for _, p := range s.paths {
+		if !p.writable {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(p.dir, "/var/lib/"):
+			state = append(state, systemdQuote(strings.TrimPrefix(p.dir, "/var/lib/")))
+		case strings.HasPrefix(p.dir, "/var/log/"):
+			logs = append(logs, systemdQuote(strings.TrimPrefix(p.dir, "/var/log/")))
+		case strings.HasPrefix(p.dir, "/run/"):
+			runtime = append(runtime, systemdQuote(strings.TrimPrefix(p.dir, "/run/")))
+		default:
+			other = append(other, systemdQuote(p.dir))
+		}
+	}
+	if len(state) > 0 {
+		line("StateDirectory=%s", strings.Join(state, " "))
+		line("StateDirectoryMode=0700")
+	}
+	if len(logs) > 0 {
+		line("LogsDirectory=%s", strings.Join(logs, " "))
+		line("LogsDirectoryMode=0700")
+	}
+	if len(runtime) > 0 {
+		line("RuntimeDirectory=%s", strings.Join(runtime, " "))
+		line("RuntimeDirectoryMode=0700")
+	}
+	if len(other) > 0 {
+		line("ReadWritePaths=%s", strings.Join(other, " "))
+	}
+	line("UMask=0077")
+
+	line("NoNewPrivileges=yes")
+	line("ProtectSystem=strict")
+	line("ProtectHome=read-only")
+	if tmp := underTmp(s.paths); tmp != "" {
+		line("# PrivateTmp is off: the flags name %s, which a private /tmp would hide.", tmp)
+	} else {
+		line("PrivateTmp=yes")
+	}
+	line("PrivateDevices=yes")
+	line("ProtectKernelTunables=yes")
+	line("ProtectKernelModules=yes")
+	line("ProtectKernelLogs=yes")
+	line("ProtectControlGroups=yes")
+	line("ProtectClock=yes")
+	line("ProtectHostname=yes")
+	line("RestrictNamespaces=yes")
+	line("RestrictRealtime=yes")
+	line("RestrictSUIDSGID=yes")
+	line("RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK")
+	line("LockPersonality=yes")
+	line("MemoryDenyWriteExecute=yes")
+	line("SystemCallArchitectures=native")
+	line("CapabilityBoundingSet=")
+	line("")
+	line("[Install]")
+	line("WantedBy=multi-user.target")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// systemdQuote writes one word of a unit's command line or path list:
+// specifiers (%) and variables ($) doubled, and the word quoted when it
+// has blanks, quotes or backslashes.
+func systemdQuote(word string) string {
+	word = strings.NewReplacer("%", "%%", "$", "$$").Replace(word)
+	if word != "" && !strings.ContainsAny(word, " \t\n\"'\\;") {
+		return word
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`).Replace(word) + `"`
+}
+
+// underTmp returns the first path under /tmp or /var/tmp, or "".
+func underTmp(paths []hostPath) string {
+	for _, p := range paths {
+		if within(p.dir, "/tmp") || within(p.dir, "/var/tmp") {
+			return p.dir
+		}
+	}
+	return ""
+}
