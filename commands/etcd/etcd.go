@@ -133,7 +133,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 		Short: "Run an etcd member for gcp apiservers",
 		Long: "Run one etcd member, for gcp apiservers started with --etcd-servers. " +
 			"TCP client and peer URLs need TLS and a trusted CA, so every client and peer presents a certificate; " +
-			"unix:// client sockets need no TLS.",
+			"unix:// client sockets need no TLS.\n\n`gcp etcd member list|add|promote|remove` manages a running cluster's members (see its --help).",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -150,6 +150,12 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	for _, fs := range fss.FlagSets {
 		cmd.Flags().AddFlagSet(fs)
 	}
+	// The member's flag sections are its own; subcommands use cobra's help.
+	member := newMemberCommand(ctx)
+	plain := &cobra.Command{}
+	member.SetHelpFunc(plain.HelpFunc())
+	member.SetUsageFunc(plain.UsageFunc())
+	cmd.AddCommand(member)
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cliflag.SetUsageAndHelpFunc(cmd, *fss, cols)
 	return cmd

@@ -64,14 +64,20 @@ func newHACluster(t *testing.T) *haCluster {
 
 func (c *haCluster) p(name string) string { return filepath.Join(c.pki, name) }
 
-// startMember starts member i on its data dir (new or not).
+// startMember starts member i of the initial cluster on its data dir (new
+// or not).
 func (c *haCluster) startMember(i int) {
-	m := &c.members[i]
+	c.runMember(&c.members[i], c.initial, "new")
+}
+
+// runMember starts m with the given --initial-cluster and
+// --initial-cluster-state.
+func (c *haCluster) runMember(m *etcdMember, initial, state string) {
 	dir := "etcd/" + m.name + "/"
 	m.proc = startProcess(c.t, "etcd", "--name", m.name, "--data-dir", filepath.Join(c.base, m.name),
 		"--listen-client-urls", fmt.Sprintf("https://127.0.0.1:%d", m.client),
 		"--listen-peer-urls", fmt.Sprintf("https://127.0.0.1:%d", m.peer),
-		"--initial-cluster", c.initial, "--initial-cluster-state", "new",
+		"--initial-cluster", initial, "--initial-cluster-state", state,
 		"--listen-metrics-urls", m.metricsURL(),
 		"--cert-file", c.p(dir+"server.crt"), "--key-file", c.p(dir+"server.key"),
 		"--trusted-ca-file", c.p("etcd/ca.crt"), "--client-cert-auth",
@@ -116,9 +122,16 @@ func (c *haCluster) leader() int {
 // returns its URL once /readyz is 200.
 func (c *haCluster) startAPIServer(a *allInOne) string {
 	c.t.Helper()
+	return c.startAPIServerOn(a, c.etcdURLs)
+}
+
+// startAPIServerOn starts a `gcp apiserver` against the etcd client URLs
+// given and returns its URL once /readyz is 200.
+func (c *haCluster) startAPIServerOn(a *allInOne, etcdURLs string) string {
+	c.t.Helper()
 	port := freePort(c.t)
 	server := fmt.Sprintf("https://127.0.0.1:%d", port)
-	proc := startProcess(c.t, "apiserver", "--etcd-servers", c.etcdURLs,
+	proc := startProcess(c.t, "apiserver", "--etcd-servers", etcdURLs,
 		"--etcd-cafile", c.p("etcd/ca.crt"), "--etcd-certfile", c.p("apiserver-etcd-client.crt"), "--etcd-keyfile", c.p("apiserver-etcd-client.key"),
 		"--tls-cert-file", c.p("apiserver.crt"), "--tls-private-key-file", c.p("apiserver.key"), "--client-ca-file", c.p("ca.crt"),
 		// Every API server of one control plane has the same issuer and

@@ -1,0 +1,208 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc/grpclog"
+)
+
+// clientOptions are how a `gcp etcd` subcommand reaches the cluster: the
+// etcd client flags `gcp apiserver` takes.
+type clientOptions struct {
+	servers           []string
+	caFile, cert, key string
+	timeout           time.Duration
+}
+
+func (o *clientOptions) addFlags(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&o.servers, "etcd-servers", []string{DefaultListenClientURL}, "Client URLs of the cluster's members, comma separated.")
+	fs.StringVar(&o.caFile, "etcd-cafile", "", "CA bundle that signs the members' serving certificates (the etcd CA).")
+	fs.StringVar(&o.cert, "etcd-certfile", "", "Client certificate from the etcd CA (gcp pki init makes apiserver-etcd-client.crt).")
+	fs.StringVar(&o.key, "etcd-keyfile", "", "Key of --etcd-certfile.")
+	fs.DurationVar(&o.timeout, "command-timeout", 10*time.Second, "How long to wait for the cluster.")
+}
+
+// connect returns a client of the cluster; close it when done.
+func (o *clientOptions) connect() (*clientv3.Client, error) {
+	// The client retries unreachable members by itself; its logs would
+	// bury the command's answer, and errors come back to the command.
+	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
+	cfg := clientv3.Config{Endpoints: o.servers, DialTimeout: o.timeout, Logger: zap.NewNop()}
+	if o.caFile != "" || o.cert != "" {
+		tlsInfo := transport.TLSInfo{CertFile: o.cert, KeyFile: o.key, TrustedCAFile: o.caFile}
+		tlsConfig, err := tlsInfo.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd client TLS: %w", err)
+		}
+		cfg.TLS = tlsConfig
+	}
+	return clientv3.New(cfg)
+}
+
+// newMemberCommand returns `gcp etcd member`, the cluster's membership as
+// `etcdctl member` manages it: new members join as learners and are
+// promoted once they have caught up.
+func newMemberCommand(ctx context.Context) *cobra.Command {
+	o := &clientOptions{}
+	cmd := &cobra.Command{
+		Use:   "member",
+		Short: "List, add, promote and remove the members of a gcp etcd cluster",
+		Args:  cobra.NoArgs,
+	}
+	o.addFlags(cmd.PersistentFlags())
+	// with runs f with a client and a deadline.
+	with := func(f func(ctx context.Context, c *clientv3.Client, w io.Writer) error) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			c, err := o.connect()
+			if err != nil {
+				return err
+			}
+			defer func() { _ = c.Close() }()
+			ctx, cancel := context.WithTimeout(ctx, o.timeout)
+			defer cancel()
+			return f(ctx, c, cmd.OutOrStdout())
+		}
+	}
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the members: ID, name, status, whether a learner, peer and client URLs",
+		Args:  cobra.NoArgs,
+		RunE: with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+			resp, err := c.MemberList(ctx)
+			if err != nil {
+				return fmt.Errorf("member list: %w", err)
+			}
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tLEARNER\tPEER URLS\tCLIENT URLS")
+			for _, m := range resp.Members {
+				status := "started"
+				if m.Name == "" {
+					status = "unstarted"
+				}
+				fmt.Fprintf(tw, "%x\t%s\t%s\t%t\t%s\t%s\n", m.ID, m.Name, status, m.IsLearner,
+					strings.Join(m.PeerURLs, ","), strings.Join(m.ClientURLs, ","))
+			}
+			return tw.Flush()
+		}),
+	}
+
+	var peerURLs []string
+	var voter bool
+	add := &cobra.Command{
+		Use:   "add NAME --peer-urls URL[,URL]",
+		Short: "Add a member as a learner and print the flags to start it with",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(peerURLs) == 0 {
+				return errors.New("--peer-urls is required: the new member's --initial-advertise-peer-urls")
+			}
+			return with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+				var resp *clientv3.MemberAddResponse
+				var err error
+				if voter {
+					resp, err = c.MemberAdd(ctx, peerURLs)
+				} else {
+					resp, err = c.MemberAddAsLearner(ctx, peerURLs)
+				}
+				if err != nil {
+					if rpctypes.ErrorDesc(err) == rpctypes.ErrUnhealthy.Error() {
+						return fmt.Errorf("member add: %w (etcd adds members only when every member has been connected for 5 s; retry)", err)
+					}
+					return fmt.Errorf("member add: %w", err)
+				}
+				var initial []string
+				for _, m := range resp.Members {
+					name := m.Name
+					if m.ID == resp.Member.ID {
+						name = args[0]
+					}
+					for _, u := range m.PeerURLs {
+						initial = append(initial, name+"="+u)
+					}
+				}
+				what := "as a learner"
+				next := "Once it has caught up, make it a voting member: gcp etcd member promote " + args[0]
+				if voter {
+					what, next = "as a voting member", ""
+				}
+				_, err = fmt.Fprintf(w, "Added member %x (%s) %s. Start it with:\n  gcp etcd --name %s --initial-advertise-peer-urls %s --initial-cluster %s --initial-cluster-state existing ...\n%s\n",
+					resp.Member.ID, args[0], what, args[0], strings.Join(peerURLs, ","), strings.Join(initial, ","), next)
+				return err
+			})(cmd, nil)
+		},
+	}
+	add.Flags().StringSliceVar(&peerURLs, "peer-urls", nil, "The new member's peer URLs.")
+	add.Flags().BoolVar(&voter, "voter", false, "Add a voting member at once instead of a learner; the cluster's quorum grows before the member is up.")
+
+	promote := &cobra.Command{
+		Use:   "promote NAME|ID",
+		Short: "Make a learner a voting member; it must have caught up with the leader",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+				m, err := findMember(ctx, c, args[0])
+				if err != nil {
+					return err
+				}
+				if _, err := c.MemberPromote(ctx, m.ID); err != nil {
+					return fmt.Errorf("member promote %s: %w", args[0], err)
+				}
+				_, err = fmt.Fprintf(w, "Promoted member %x (%s) to a voting member.\n", m.ID, m.Name)
+				return err
+			})(cmd, nil)
+		},
+	}
+
+	remove := &cobra.Command{
+		Use:   "remove NAME|ID",
+		Short: "Remove a member from the cluster",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+				m, err := findMember(ctx, c, args[0])
+				if err != nil {
+					return err
+				}
+				if _, err := c.MemberRemove(ctx, m.ID); err != nil {
+					return fmt.Errorf("member remove %s: %w", args[0], err)
+				}
+				_, err = fmt.Fprintf(w, "Removed member %x (%s).\n", m.ID, m.Name)
+				return err
+			})(cmd, nil)
+		},
+	}
+	cmd.AddCommand(list, add, promote, remove)
+	return cmd
+}
+
+// findMember returns the member named, or with the hex ID, nameOrID.
+func findMember(ctx context.Context, c *clientv3.Client, nameOrID string) (*etcdserverpb.Member, error) {
+	resp, err := c.MemberList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("member list: %w", err)
+	}
+	id, idErr := strconv.ParseUint(nameOrID, 16, 64)
+	i := slices.IndexFunc(resp.Members, func(m *etcdserverpb.Member) bool {
+		return m.Name == nameOrID || (idErr == nil && m.ID == id)
+	})
+	if i < 0 {
+		return nil, fmt.Errorf("no member named or with ID %q", nameOrID)
+	}
+	return resp.Members[i], nil
+}
