@@ -154,7 +154,7 @@ func (c *haCluster) startAPIServerOn(a *allInOne, etcdURLs string) string {
 }
 
 // eventually retries check until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, check func() error) {
+func eventually(t testing.TB, timeout time.Duration, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -197,6 +197,12 @@ func TestHAControlPlane(t *testing.T) {
 	onB := func(args ...string) (string, error) {
 		return a.kubectlErr(append([]string{"--server", serverB}, args...)...)
 	}
+
+	// A bounded writer goes on through A during every fault below; at the
+	// end every create it saw acknowledged must be there.
+	onA("create", "namespace", "writes")
+	w := startWriter(t, a.kubeconfig(), serverA, "writes", 20*time.Millisecond, 20000)
+	w.waitMore(5, 30*time.Second)
 
 	var killed time.Time
 	onA("create", "configmap", "ha", "--from-literal=k=v")
@@ -286,6 +292,10 @@ func TestHAControlPlane(t *testing.T) {
 		return err
 	})
 	t.Logf("first write after SIGKILL of the etcd leader: %v", time.Since(killed).Round(time.Millisecond))
+	w.waitMore(5, 30*time.Second)
+	if d, ok := w.firstAckAfter(killed); ok {
+		t.Logf("writer's first acknowledged create after SIGKILL of the etcd leader: %v", d.Round(time.Millisecond))
+	}
 	c.startMember(leader)
 	c.waitMember(leader)
 	for _, name := range []string{"ha", "after-kill"} {
@@ -324,6 +334,7 @@ func TestHAControlPlane(t *testing.T) {
 		_, err := onB("create", "configmap", "quorum-back", "--from-literal=k=v")
 		return err
 	})
+	w.waitMore(5, 60*time.Second)
 	for _, name := range []string{"ha", "after-kill", "quorum-back"} {
 		if out := onA("get", "configmap", name, "-o", "jsonpath={.data.k}"); out != "v" {
 			t.Errorf("configmap %s after quorum is back: %q", name, out)
@@ -335,6 +346,7 @@ func TestHAControlPlane(t *testing.T) {
 	_ = c.apiservers[1].cmd.Process.Kill()
 	<-c.apiservers[1].done
 	onA("create", "configmap", "after-apiserver-kill", "--from-literal=k=v")
+	w.waitMore(5, 30*time.Second)
 	eventually(t, 30*time.Second, func() error {
 		out := onA("get", "leases", "-n", "kube-system", "-l", "apiserver.kubernetes.io/identity=kube-apiserver", "-o", "name")
 		if n := len(strings.Fields(out)); n != 1 {
@@ -342,4 +354,5 @@ func TestHAControlPlane(t *testing.T) {
 		}
 		return nil
 	})
+	w.verify(a.kubeconfig(), serverA)
 }
