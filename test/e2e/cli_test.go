@@ -10,7 +10,7 @@ import (
 )
 
 // runGCP runs the binary and returns its combined output and exit code.
-func runGCP(t *testing.T, args ...string) (string, int) {
+func runGCP(t testing.TB, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(gcpBinary, args...)
 	cmd.Dir = t.TempDir() // whatever a failing command leaves stays out of the tree

@@ -41,14 +41,14 @@ type process struct {
 	done chan struct{}
 }
 
-func startProcess(t *testing.T, args ...string) *process {
+func startProcess(t testing.TB, args ...string) *process {
 	t.Helper()
 	return startBinaryProcess(t, gcpBinary, args...)
 }
 
 // startBinaryProcess runs binary with args, stopping it (SIGTERM, then
 // SIGKILL after 30 s) at the end of the test.
-func startBinaryProcess(t *testing.T, binary string, args ...string) *process {
+func startBinaryProcess(t testing.TB, binary string, args ...string) *process {
 	t.Helper()
 	p := &process{cmd: exec.Command(binary, args...), log: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log

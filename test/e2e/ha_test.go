@@ -16,7 +16,7 @@ import (
 // from `gcp pki init`, three `gcp etcd` members with client and peer mTLS,
 // and `gcp apiserver` processes against all three.
 type haCluster struct {
-	t          *testing.T
+	t          testing.TB
 	base, pki  string
 	members    []etcdMember
 	initial    string
@@ -34,7 +34,7 @@ type etcdMember struct {
 func (m *etcdMember) metricsURL() string { return fmt.Sprintf("http://127.0.0.1:%d", m.metrics) }
 
 // newHACluster makes the PKI for three members and starts them.
-func newHACluster(t *testing.T) *haCluster {
+func newHACluster(t testing.TB) *haCluster {
 	t.Helper()
 	c := &haCluster{t: t, base: t.TempDir()}
 	c.pki = filepath.Join(c.base, "pki")

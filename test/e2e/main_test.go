@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 // allInOne is `gcp start` (or the start command of a binary built like
 // gcp) running in its own data dir.
 type allInOne struct {
-	t       *testing.T
+	t       testing.TB
 	binary  string
 	dataDir string
 	cmd     *exec.Cmd
@@ -49,14 +49,14 @@ type allInOne struct {
 
 // startAllInOne runs `gcp start` on a free port and waits until kubectl
 // sees /readyz.
-func startAllInOne(t *testing.T, dataDir string, flags ...string) *allInOne {
+func startAllInOne(t testing.TB, dataDir string, flags ...string) *allInOne {
 	t.Helper()
 	return startBinary(t, gcpBinary, dataDir, flags...)
 }
 
 // startBinary runs `<binary> start` on a free port and waits until its
 // kubectl sees /readyz.
-func startBinary(t *testing.T, binary, dataDir string, flags ...string) *allInOne {
+func startBinary(t testing.TB, binary, dataDir string, flags ...string) *allInOne {
 	t.Helper()
 	a := &allInOne{t: t, binary: binary, dataDir: dataDir, log: &bytes.Buffer{}, exited: make(chan error, 1)}
 	a.cmd = exec.Command(binary, append([]string{"start", "--data-dir", dataDir, "--secure-port", "0"}, flags...)...)
