@@ -42,36 +42,35 @@ func csrEventually(t *testing.T, d time.Duration, what string, f func() (bool, s
 }
 
 // TestCSRAddUser is docs/auth.md's "Adding a user" with the real kubectl
-// against `gcp start`: a CSR is created, approved and signed by the
+// in every shape: a CSR is created, approved and signed by the
 // controller with the data dir's CA; the new user's kubeconfig
 // authenticates, and RBAC allows what a RoleBinding grants.
 func TestCSRAddUser(t *testing.T) {
 	t.Parallel()
-	dataDir := t.TempDir()
-	a := startAllInOne(t, dataDir)
-	work := t.TempDir()
+	forEachShape(t, func(t *testing.T, a controlPlane) {
+		work := t.TempDir()
 
-	// The user's side: a private key and a CSR for CN alice, O dev.
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "alice", Organization: []string{"dev"}}}, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyFile := filepath.Join(work, "alice.key")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	request := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+		// The user's side: a private key and a CSR for CN alice, O dev.
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "alice", Organization: []string{"dev"}}}, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyDER, err := x509.MarshalECPrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keyFile := filepath.Join(work, "alice.key")
+		if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		request := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
 
-	// The admin's side: create, approve, and hand back the certificate.
-	a.apply(`apiVersion: certificates.k8s.io/v1
+		// The admin's side: create, approve, and hand back the certificate.
+		a.apply(`apiVersion: certificates.k8s.io/v1
 kind: CertificateSigningRequest
 metadata:
   name: alice
@@ -82,55 +81,56 @@ spec:
   usages:
   - client auth
 `, "create", "-f", "-")
-	mustContain(t, a.kubectl("get", "csr", "alice"), "kubernetes.io/kube-apiserver-client", "Pending")
-	a.kubectl("certificate", "approve", "alice")
-	var certB64 string
-	csrEventually(t, 30*time.Second, "certificate in status", func() (bool, string) {
-		out, err := a.kubectlErr("get", "csr", "alice", "-o", "jsonpath={.status.certificate}")
-		certB64 = strings.TrimSpace(out)
-		return err == nil && certB64 != "", out
-	})
-	mustContain(t, a.kubectl("get", "csr", "alice"), "Approved,Issued")
-	certPEM, err := base64.StdEncoding.DecodeString(certB64)
-	if err != nil {
-		t.Fatalf("status.certificate is not base64: %v", err)
-	}
-	certFile := filepath.Join(work, "alice.crt")
-	if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	// The user's kubeconfig, built with kubectl config.
-	server := strings.TrimSpace(a.kubectl("config", "view", "-o", "jsonpath={.clusters[0].cluster.server}"))
-	userKubeconfig := filepath.Join(work, "alice.kubeconfig")
-	for _, args := range [][]string{
-		{"config", "set-cluster", "gcp", "--server=" + server, "--certificate-authority=" + filepath.Join(dataDir, "pki", "ca.crt"), "--embed-certs"},
-		{"config", "set-credentials", "alice", "--client-certificate=" + certFile, "--client-key=" + keyFile, "--embed-certs"},
-		{"config", "set-context", "alice", "--cluster=gcp", "--user=alice"},
-		{"config", "use-context", "alice"},
-	} {
-		if out, err := csrKubectl(userKubeconfig, args...); err != nil {
-			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		mustContain(t, a.kubectl("get", "csr", "alice"), "kubernetes.io/kube-apiserver-client", "Pending")
+		a.kubectl("certificate", "approve", "alice")
+		var certB64 string
+		csrEventually(t, 30*time.Second, "certificate in status", func() (bool, string) {
+			out, err := a.kubectlErr("get", "csr", "alice", "-o", "jsonpath={.status.certificate}")
+			certB64 = strings.TrimSpace(out)
+			return err == nil && certB64 != "", out
+		})
+		mustContain(t, a.kubectl("get", "csr", "alice"), "Approved,Issued")
+		certPEM, err := base64.StdEncoding.DecodeString(certB64)
+		if err != nil {
+			t.Fatalf("status.certificate is not base64: %v", err)
 		}
-	}
+		certFile := filepath.Join(work, "alice.crt")
+		if err := os.WriteFile(certFile, certPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
 
-	whoami, err := csrKubectl(userKubeconfig, "auth", "whoami")
-	if err != nil {
-		t.Fatalf("auth whoami as alice: %v\n%s", err, whoami)
-	}
-	mustContain(t, whoami, "alice", "dev", "system:authenticated")
+		// The user's kubeconfig, built with kubectl config.
+		server := strings.TrimSpace(a.kubectl("config", "view", "-o", "jsonpath={.clusters[0].cluster.server}"))
+		userKubeconfig := filepath.Join(work, "alice.kubeconfig")
+		for _, args := range [][]string{
+			{"config", "set-cluster", "gcp", "--server=" + server, "--certificate-authority=" + filepath.Join(a.dir(), "pki", "ca.crt"), "--embed-certs"},
+			{"config", "set-credentials", "alice", "--client-certificate=" + certFile, "--client-key=" + keyFile, "--embed-certs"},
+			{"config", "set-context", "alice", "--cluster=gcp", "--user=alice"},
+			{"config", "use-context", "alice"},
+		} {
+			if out, err := csrKubectl(userKubeconfig, args...); err != nil {
+				t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+		}
 
-	out, err := csrKubectl(userKubeconfig, "get", "configmaps", "-n", "default")
-	if err == nil || !strings.Contains(out, "Forbidden") {
-		t.Fatalf("get configmaps before any binding: %v\n%s", err, out)
-	}
-	a.kubectl("create", "rolebinding", "alice-view", "--clusterrole=view", "--user=alice", "-n", "default")
-	// RBAC reads informer caches: give the fresh binding a moment.
-	csrEventually(t, 30*time.Second, "access after the RoleBinding", func() (bool, string) {
+		whoami, err := csrKubectl(userKubeconfig, "auth", "whoami")
+		if err != nil {
+			t.Fatalf("auth whoami as alice: %v\n%s", err, whoami)
+		}
+		mustContain(t, whoami, "alice", "dev", "system:authenticated")
+
 		out, err := csrKubectl(userKubeconfig, "get", "configmaps", "-n", "default")
-		return err == nil && strings.Contains(out, "kube-root-ca.crt"), out
+		if err == nil || !strings.Contains(out, "Forbidden") {
+			t.Fatalf("get configmaps before any binding: %v\n%s", err, out)
+		}
+		a.kubectl("create", "rolebinding", "alice-view", "--clusterrole=view", "--user=alice", "-n", "default")
+		// RBAC reads informer caches: give the fresh binding a moment.
+		csrEventually(t, 30*time.Second, "access after the RoleBinding", func() (bool, string) {
+			out, err := csrKubectl(userKubeconfig, "get", "configmaps", "-n", "default")
+			return err == nil && strings.Contains(out, "kube-root-ca.crt"), out
+		})
+		if out, err := csrKubectl(userKubeconfig, "get", "configmaps", "-n", "kube-system"); err == nil || !strings.Contains(out, "Forbidden") {
+			t.Fatalf("get configmaps outside the bound namespace: %v\n%s", err, out)
+		}
 	})
-	if out, err := csrKubectl(userKubeconfig, "get", "configmaps", "-n", "kube-system"); err == nil || !strings.Contains(out, "Forbidden") {
-		t.Fatalf("get configmaps outside the bound namespace: %v\n%s", err, out)
-	}
 }

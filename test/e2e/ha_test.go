@@ -36,10 +36,16 @@ func (m *etcdMember) metricsURL() string { return fmt.Sprintf("http://127.0.0.1:
 // newHACluster makes the PKI for three members and starts them.
 func newHACluster(t testing.TB) *haCluster {
 	t.Helper()
+	return newEtcdCluster(t, 3)
+}
+
+// newEtcdCluster makes the PKI for n members and starts them.
+func newEtcdCluster(t testing.TB, n int) *haCluster {
+	t.Helper()
 	c := &haCluster{t: t, base: t.TempDir()}
 	c.pki = filepath.Join(c.base, "pki")
 	var initial, clients []string
-	for i := range 3 {
+	for i := range n {
 		m := etcdMember{name: fmt.Sprintf("etcd-%d", i), client: freePort(t), peer: freePort(t), metrics: freePort(t)}
 		c.members = append(c.members, m)
 		initial = append(initial, fmt.Sprintf("%s=https://127.0.0.1:%d", m.name, m.peer))

@@ -45,18 +45,18 @@ func notFound(out string, err error) bool { return err != nil && strings.Contain
 // custom resources of two CRDs included, then the namespace itself.
 func TestNamespaceLifecycleWithKubectl(t *testing.T) {
 	t.Parallel()
-	a := startAllInOne(t, t.TempDir())
-	a.apply(widgetCRD+"---\n"+gadgetCRD, "apply", "-f", "-")
-	a.kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", "crd/gadgets.example.com", "--timeout=60s")
+	forEachShape(t, func(t *testing.T, a controlPlane) {
+		a.apply(widgetCRD+"---\n"+gadgetCRD, "apply", "-f", "-")
+		a.kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", "crd/gadgets.example.com", "--timeout=60s")
 
-	a.kubectl("create", "namespace", "demo")
-	a.eventually(t, "default service account", 30*time.Second, func(_ string, err error) bool { return err == nil }, "-n", "demo", "get", "serviceaccount", "default")
-	a.eventually(t, "kube-root-ca.crt", 30*time.Second, func(out string, err error) bool { return err == nil && strings.Contains(out, "BEGIN CERTIFICATE") },
-		"-n", "demo", "get", "configmap", "kube-root-ca.crt", "-o", "jsonpath={.data.ca\\.crt}")
+		a.kubectl("create", "namespace", "demo")
+		a.eventually(t, "default service account", 30*time.Second, func(_ string, err error) bool { return err == nil }, "-n", "demo", "get", "serviceaccount", "default")
+		a.eventually(t, "kube-root-ca.crt", 30*time.Second, func(out string, err error) bool { return err == nil && strings.Contains(out, "BEGIN CERTIFICATE") },
+			"-n", "demo", "get", "configmap", "kube-root-ca.crt", "-o", "jsonpath={.data.ca\\.crt}")
 
-	a.kubectl("-n", "demo", "create", "configmap", "c1", "--from-literal=k=v")
-	a.kubectl("-n", "demo", "create", "secret", "generic", "s1", "--from-literal=k=v")
-	a.apply(`apiVersion: coordination.k8s.io/v1
+		a.kubectl("-n", "demo", "create", "configmap", "c1", "--from-literal=k=v")
+		a.kubectl("-n", "demo", "create", "secret", "generic", "s1", "--from-literal=k=v")
+		a.apply(`apiVersion: coordination.k8s.io/v1
 kind: Lease
 metadata: {name: l1, namespace: demo}
 ---
@@ -70,13 +70,14 @@ kind: Gadget
 metadata: {name: g1, namespace: demo, finalizers: [example.com/hold]}
 `, "apply", "-f", "-")
 
-	a.kubectl("delete", "namespace", "demo", "--wait=false")
-	// The finalizer holds the namespace, and the namespace says why.
-	a.eventually(t, "NamespaceFinalizersRemaining", 30*time.Second, func(out string, _ error) bool { return strings.Contains(out, "example.com/hold") },
-		"get", "namespace", "demo", "-o", `jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].message}`)
-	for _, r := range []string{"configmap/c1", "secret/s1", "lease/l1", "widget/w1"} {
-		a.eventually(t, r+" deleted", 30*time.Second, notFound, "-n", "demo", "get", r)
-	}
-	a.kubectl("-n", "demo", "patch", "gadget", "g1", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
-	a.eventually(t, "namespace gone", 30*time.Second, notFound, "get", "namespace", "demo")
+		a.kubectl("delete", "namespace", "demo", "--wait=false")
+		// The finalizer holds the namespace, and the namespace says why.
+		a.eventually(t, "NamespaceFinalizersRemaining", 30*time.Second, func(out string, _ error) bool { return strings.Contains(out, "example.com/hold") },
+			"get", "namespace", "demo", "-o", `jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].message}`)
+		for _, r := range []string{"configmap/c1", "secret/s1", "lease/l1", "widget/w1"} {
+			a.eventually(t, r+" deleted", 30*time.Second, notFound, "-n", "demo", "get", r)
+		}
+		a.kubectl("-n", "demo", "patch", "gadget", "g1", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+		a.eventually(t, "namespace gone", 30*time.Second, notFound, "get", "namespace", "demo")
+	})
 }
