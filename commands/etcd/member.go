@@ -150,43 +150,38 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 	add.Flags().StringSliceVar(&peerURLs, "peer-urls", nil, "The new member's peer URLs.")
 	add.Flags().BoolVar(&voter, "voter", false, "Add a voting member at once instead of a learner; the cluster's quorum grows before the member is up.")
 
-	promote := &cobra.Command{
-		Use:   "promote NAME|ID",
-		Short: "Make a learner a voting member; it must have caught up with the leader",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
-				m, err := findMember(ctx, c, args[0])
-				if err != nil {
+	// byName returns a subcommand that does act to the member its one
+	// argument names and says what it did (did formats the ID and name).
+	byName := func(use, short, did string, act func(context.Context, *clientv3.Client, uint64) error) *cobra.Command {
+		return &cobra.Command{
+			Use:   use + " NAME|ID",
+			Short: short,
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+					m, err := findMember(ctx, c, args[0])
+					if err != nil {
+						return err
+					}
+					if err := act(ctx, c, m.ID); err != nil {
+						return fmt.Errorf("member %s %s: %w", use, args[0], err)
+					}
+					_, err = fmt.Fprintf(w, did+"\n", m.ID, m.Name)
 					return err
-				}
-				if _, err := c.MemberPromote(ctx, m.ID); err != nil {
-					return fmt.Errorf("member promote %s: %w", args[0], err)
-				}
-				_, err = fmt.Fprintf(w, "Promoted member %x (%s) to a voting member.\n", m.ID, m.Name)
-				return err
-			})(cmd, nil)
-		},
+				})(cmd, nil)
+			},
+		}
 	}
-
-	remove := &cobra.Command{
-		Use:   "remove NAME|ID",
-		Short: "Remove a member from the cluster",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
-				m, err := findMember(ctx, c, args[0])
-				if err != nil {
-					return err
-				}
-				if _, err := c.MemberRemove(ctx, m.ID); err != nil {
-					return fmt.Errorf("member remove %s: %w", args[0], err)
-				}
-				_, err = fmt.Fprintf(w, "Removed member %x (%s).\n", m.ID, m.Name)
-				return err
-			})(cmd, nil)
-		},
-	}
+	promote := byName("promote", "Make a learner a voting member; it must have caught up with the leader", "Promoted member %x (%s) to a voting member.",
+		func(ctx context.Context, c *clientv3.Client, id uint64) error {
+			_, err := c.MemberPromote(ctx, id)
+			return err
+		})
+	remove := byName("remove", "Remove a member from the cluster", "Removed member %x (%s).",
+		func(ctx context.Context, c *clientv3.Client, id uint64) error {
+			_, err := c.MemberRemove(ctx, id)
+			return err
+		})
 	cmd.AddCommand(list, add, promote, remove)
 	return cmd
 }

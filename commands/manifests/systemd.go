@@ -48,36 +48,31 @@ func (o *systemdOptions) write(w io.Writer, s spec) error {
 
 	// Writable directories: systemd creates those under /var/lib, /var/log
 	// and /run for the user, mode 0700; others must exist.
-	var state, logs, runtime, other []string
+	managed := []struct{ prefix, directive string }{
+		{"/var/lib/", "StateDirectory"}, {"/var/log/", "LogsDirectory"}, {"/run/", "RuntimeDirectory"},
+	}
+	dirs := map[string][]string{}
 	for _, p := range s.paths {
 		if !p.writable {
 			continue
 		}
-		switch {
-		case strings.HasPrefix(p.dir, "/var/lib/"):
-			state = append(state, systemdQuote(strings.TrimPrefix(p.dir, "/var/lib/")))
-		case strings.HasPrefix(p.dir, "/var/log/"):
-			logs = append(logs, systemdQuote(strings.TrimPrefix(p.dir, "/var/log/")))
-		case strings.HasPrefix(p.dir, "/run/"):
-			runtime = append(runtime, systemdQuote(strings.TrimPrefix(p.dir, "/run/")))
-		default:
-			other = append(other, systemdQuote(p.dir))
+		directive, dir := "ReadWritePaths", p.dir
+		for _, m := range managed {
+			if rel, ok := strings.CutPrefix(p.dir, m.prefix); ok {
+				directive, dir = m.directive, rel
+				break
+			}
+		}
+		dirs[directive] = append(dirs[directive], systemdQuote(dir))
+	}
+	for _, m := range managed {
+		if len(dirs[m.directive]) > 0 {
+			line("%s=%s", m.directive, strings.Join(dirs[m.directive], " "))
+			line("%sMode=0700", m.directive)
 		}
 	}
-	if len(state) > 0 {
-		line("StateDirectory=%s", strings.Join(state, " "))
-		line("StateDirectoryMode=0700")
-	}
-	if len(logs) > 0 {
-		line("LogsDirectory=%s", strings.Join(logs, " "))
-		line("LogsDirectoryMode=0700")
-	}
-	if len(runtime) > 0 {
-		line("RuntimeDirectory=%s", strings.Join(runtime, " "))
-		line("RuntimeDirectoryMode=0700")
-	}
-	if len(other) > 0 {
-		line("ReadWritePaths=%s", strings.Join(other, " "))
+	if len(dirs["ReadWritePaths"]) > 0 {
+		line("ReadWritePaths=%s", strings.Join(dirs["ReadWritePaths"], " "))
 	}
 	line("UMask=0077")
 
