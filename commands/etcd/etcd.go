@@ -133,7 +133,8 @@ func NewCommand(ctx context.Context) *cobra.Command {
 		Short: "Run an etcd member for gcp apiservers",
 		Long: "Run one etcd member, for gcp apiservers started with --etcd-servers. " +
 			"TCP client and peer URLs need TLS and a trusted CA, so every client and peer presents a certificate; " +
-			"unix:// client sockets need no TLS.\n\n`gcp etcd member list|add|promote|remove` manages a running cluster's members (see its --help).",
+			"unix:// client sockets need no TLS.\n\nOperating a running cluster (each has --help): `gcp etcd member list|add|promote|remove`, " +
+			"`gcp etcd status`, `gcp etcd defrag`, `gcp etcd alarm list|disarm`, `gcp etcd snapshot save|status|restore`.",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -151,11 +152,13 @@ func NewCommand(ctx context.Context) *cobra.Command {
 		cmd.Flags().AddFlagSet(fs)
 	}
 	// The member's flag sections are its own; subcommands use cobra's help.
-	member := newMemberCommand(ctx)
 	plain := &cobra.Command{}
-	member.SetHelpFunc(plain.HelpFunc())
-	member.SetUsageFunc(plain.UsageFunc())
-	cmd.AddCommand(member)
+	for _, sub := range []*cobra.Command{newMemberCommand(ctx), newStatusCommand(ctx), newDefragCommand(ctx),
+		newAlarmCommand(ctx), newSnapshotCommand(ctx)} {
+		sub.SetHelpFunc(plain.HelpFunc())
+		sub.SetUsageFunc(plain.UsageFunc())
+		cmd.AddCommand(sub)
+	}
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cliflag.SetUsageAndHelpFunc(cmd, *fss, cols)
 	return cmd

@@ -37,8 +37,8 @@ func (o *clientOptions) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.timeout, "command-timeout", 10*time.Second, "How long to wait for the cluster.")
 }
 
-// connect returns a client of the cluster; close it when done.
-func (o *clientOptions) connect() (*clientv3.Client, error) {
+// config returns the client configuration the flags say.
+func (o *clientOptions) config() (clientv3.Config, error) {
 	// The client retries unreachable members by itself; its logs would
 	// bury the command's answer, and errors come back to the command.
 	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
@@ -47,11 +47,35 @@ func (o *clientOptions) connect() (*clientv3.Client, error) {
 		tlsInfo := transport.TLSInfo{CertFile: o.cert, KeyFile: o.key, TrustedCAFile: o.caFile}
 		tlsConfig, err := tlsInfo.ClientConfig()
 		if err != nil {
-			return nil, fmt.Errorf("etcd client TLS: %w", err)
+			return cfg, fmt.Errorf("etcd client TLS: %w", err)
 		}
 		cfg.TLS = tlsConfig
 	}
+	return cfg, nil
+}
+
+// connect returns a client of the cluster; close it when done.
+func (o *clientOptions) connect() (*clientv3.Client, error) {
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
 	return clientv3.New(cfg)
+}
+
+// run returns a cobra RunE that calls f with a client of the cluster and
+// a deadline of --command-timeout.
+func (o *clientOptions) run(ctx context.Context, f func(context.Context, *clientv3.Client, io.Writer) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		c, err := o.connect()
+		if err != nil {
+			return err
+		}
+		defer func() { _ = c.Close() }()
+		ctx, cancel := context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+		return f(ctx, c, cmd.OutOrStdout())
+	}
 }
 
 // newMemberCommand returns `gcp etcd member`, the cluster's membership as
@@ -65,18 +89,8 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	o.addFlags(cmd.PersistentFlags())
-	// with runs f with a client and a deadline.
-	with := func(f func(ctx context.Context, c *clientv3.Client, w io.Writer) error) func(*cobra.Command, []string) error {
-		return func(cmd *cobra.Command, _ []string) error {
-			c, err := o.connect()
-			if err != nil {
-				return err
-			}
-			defer func() { _ = c.Close() }()
-			ctx, cancel := context.WithTimeout(ctx, o.timeout)
-			defer cancel()
-			return f(ctx, c, cmd.OutOrStdout())
-		}
+	with := func(f func(context.Context, *clientv3.Client, io.Writer) error) func(*cobra.Command, []string) error {
+		return o.run(ctx, f)
 	}
 
 	list := &cobra.Command{

@@ -1,0 +1,146 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// newStatusCommand returns `gcp etcd status`: each member as its client
+// URL answers, as `etcdctl endpoint status` shows it, and the alarms.
+func newStatusCommand(ctx context.Context) *cobra.Command {
+	o := &clientOptions{}
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show each member: leader, raft term and index, database size in use and allocated; and the cluster's alarms",
+		Args:  cobra.NoArgs,
+	}
+	o.addFlags(cmd.Flags())
+	cmd.RunE = o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ENDPOINT\tID\tVERSION\tDB SIZE\tDB IN USE\tLEADER\tLEARNER\tRAFT TERM\tRAFT INDEX\tERRORS")
+		var failed int
+		for _, ep := range o.servers {
+			st, err := c.Status(ctx, ep)
+			if err != nil {
+				failed++
+				fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t%v\n", ep, err)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%x\t%s\t%s\t%s\t%t\t%t\t%d\t%d\t%v\n", ep, st.Header.MemberId, st.Version,
+				humanBytes(st.DbSize), humanBytes(st.DbSizeInUse), st.Header.MemberId == st.Leader, st.IsLearner,
+				st.RaftTerm, st.RaftIndex, st.Errors)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if err := printAlarms(ctx, c, w); err != nil {
+			return err
+		}
+		if failed > 0 {
+			return fmt.Errorf("%d of %d members did not answer", failed, len(o.servers))
+		}
+		return nil
+	})
+	return cmd
+}
+
+func humanBytes(n int64) string { return resource.NewQuantity(n, resource.BinarySI).String() }
+
+// printAlarms prints the cluster's alarms, or that there are none.
+func printAlarms(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+	resp, err := c.AlarmList(ctx)
+	if err != nil {
+		return fmt.Errorf("alarm list: %w", err)
+	}
+	if len(resp.Alarms) == 0 {
+		_, err = fmt.Fprintln(w, "No alarms.")
+		return err
+	}
+	for _, a := range resp.Alarms {
+		if _, err := fmt.Fprintf(w, "Alarm %s on member %x\n", a.Alarm, a.MemberID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// newDefragCommand returns `gcp etcd defrag`: it gives the space that
+// compaction freed back to the file system, one member at a time (a
+// member does not serve while it defragments).
+func newDefragCommand(ctx context.Context) *cobra.Command {
+	o := &clientOptions{}
+	cmd := &cobra.Command{
+		Use:   "defrag",
+		Short: "Defragment each member's database, one member at a time, to return the space compaction freed",
+		Args:  cobra.NoArgs,
+	}
+	o.addFlags(cmd.Flags())
+	cmd.RunE = o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+		for _, ep := range o.servers {
+			before, err := c.Status(ctx, ep)
+			if err != nil {
+				return fmt.Errorf("%s: %w", ep, err)
+			}
+			if _, err := c.Defragment(ctx, ep); err != nil {
+				return fmt.Errorf("defragment %s: %w", ep, err)
+			}
+			after, err := c.Status(ctx, ep)
+			if err != nil {
+				return fmt.Errorf("%s: %w", ep, err)
+			}
+			if _, err := fmt.Fprintf(w, "Defragmented %s: %s → %s\n", ep, humanBytes(before.DbSize), humanBytes(after.DbSize)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return cmd
+}
+
+// newAlarmCommand returns `gcp etcd alarm list|disarm`.
+func newAlarmCommand(ctx context.Context) *cobra.Command {
+	o := &clientOptions{}
+	cmd := &cobra.Command{
+		Use:   "alarm",
+		Short: "List or disarm the cluster's alarms (NOSPACE when the database reached --quota-backend-bytes, CORRUPT)",
+		Args:  cobra.NoArgs,
+	}
+	o.addFlags(cmd.PersistentFlags())
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the alarms",
+		Args:  cobra.NoArgs,
+		RunE:  o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error { return printAlarms(ctx, c, w) }),
+	}
+	disarm := &cobra.Command{
+		Use:   "disarm",
+		Short: "Disarm every alarm; after NOSPACE, compact and defragment first or it is raised again",
+		Args:  cobra.NoArgs,
+		RunE: o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+			resp, err := c.AlarmList(ctx)
+			if err != nil {
+				return fmt.Errorf("alarm list: %w", err)
+			}
+			for _, a := range resp.Alarms {
+				if _, err := c.AlarmDisarm(ctx, (*clientv3.AlarmMember)(a)); err != nil {
+					return fmt.Errorf("disarm %s on member %x: %w", a.Alarm, a.MemberID, err)
+				}
+				if _, err := fmt.Fprintf(w, "Disarmed %s on member %x\n", a.Alarm, a.MemberID); err != nil {
+					return err
+				}
+			}
+			if len(resp.Alarms) == 0 {
+				_, err = fmt.Fprintln(w, "No alarms.")
+			}
+			return err
+		}),
+	}
+	cmd.AddCommand(list, disarm)
+	return cmd
+}
