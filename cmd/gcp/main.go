@@ -17,6 +17,7 @@ import (
 	"github.com/gcp-project/gcp/commands/kubectl"
 	"github.com/gcp-project/gcp/commands/manifests"
 	"github.com/gcp-project/gcp/commands/pki"
+	"github.com/gcp-project/gcp/commands/snapshot"
 	"github.com/gcp-project/gcp/commands/start"
 	"github.com/gcp-project/gcp/commands/version"
 	"github.com/gcp-project/gcp/pkg/layering"
@@ -52,6 +53,7 @@ func newRoot(ctx context.Context) *cobra.Command {
 		kubectl.NewCommand(start.DefaultDataDir),
 		pki.NewCommand(),
 		manifests.NewCommand(stack),
+		snapshot.NewCommand(ctx, start.DefaultDataDir),
 		version.NewCommand(root.Name()),
 	)
 	return root

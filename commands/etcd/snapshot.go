@@ -98,6 +98,6 @@ func printSnapshot(w io.Writer, what string, st gcpetcd.SnapshotStatus) error {
 		version = "unknown"
 	}
 	_, err := fmt.Fprintf(w, "%s: revision %d, %d keys, %s, hash %08x, etcd storage version %s\n",
-		strings.TrimSpace(what), st.Revision, st.TotalKey, humanBytes(st.TotalSize), st.Hash, version)
+		strings.TrimSpace(what), st.Revision, st.TotalKey, HumanBytes(st.TotalSize), st.Hash, version)
 	return err
 }

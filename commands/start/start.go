@@ -34,6 +34,11 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		"Admission plugins to enable in addition to the default ones, as for gcp apiserver.")
 	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins,
 		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
+	snap := fss.FlagSet("snapshots")
+	snap.DurationVar(&o.SnapshotInterval, "snapshot-interval", o.SnapshotInterval,
+		"Take a snapshot of etcd this often (e.g. 12h, as k3s does); 0 takes none. `gcp snapshot` lists, saves and restores them.")
+	snap.IntVar(&o.SnapshotRetention, "snapshot-retention", 5, "How many scheduled snapshots to keep; older ones are deleted.")
+	snap.StringVar(&o.SnapshotDir, "snapshot-dir", "", "Directory for snapshots (mode 0700); empty means <data-dir>/snapshots.")
 }
 
 // NewCommand returns `start` for the control plane stack makes; it runs

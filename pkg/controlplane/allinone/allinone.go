@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -51,6 +52,12 @@ type Options struct {
 	// STOPPING=1 when the control plane begins to stop (`gcp start` takes
 	// it from $NOTIFY_SOCKET); the zero value sends nothing.
 	Notify sdnotify.Notifier
+	// SnapshotInterval, when positive, takes a snapshot of etcd every
+	// interval into SnapshotDir (empty: DefaultSnapshotDir) and keeps the
+	// newest SnapshotRetention.
+	SnapshotInterval  time.Duration
+	SnapshotRetention int
+	SnapshotDir       string
 	// Controllers selects which of the composition's controllers run in
 	// the same process, as --controllers does: "*" for those on by
 	// default, "name" or "-name" for one. They run as
@@ -77,6 +84,12 @@ func (o *Options) Validate() error {
 	}
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
 		errs = append(errs, fmt.Errorf("--secure-port %d is not a port (0-65535)", o.SecurePort))
+	}
+	if o.SnapshotInterval < 0 {
+		errs = append(errs, fmt.Errorf("--snapshot-interval %s is negative", o.SnapshotInterval))
+	}
+	if o.SnapshotInterval > 0 && o.SnapshotRetention < 1 {
+		errs = append(errs, fmt.Errorf("--snapshot-retention %d: keep at least one snapshot", o.SnapshotRetention))
 	}
 	return utilerrors.NewAggregate(errs)
 }
@@ -290,6 +303,13 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 			controllersErr = make(chan error, 1)
 			go func() { controllersErr <- controllers.Run(controllersCtx, controllersCfg) }()
 		}
+		if o.SnapshotInterval > 0 {
+			dir := DefaultSnapshotDir(dataDir)
+			if o.SnapshotDir != "" {
+				dir, _ = filepath.Abs(o.SnapshotDir)
+			}
+			go snapshotEvery(serverCtx, socket, etcd.SnapshotDir(dir), o.SnapshotInterval, o.SnapshotRetention)
+		}
 		var errs []error
 		select {
 		case err := <-serverErr:
@@ -372,6 +392,9 @@ func (c *ControlPlane) Done() <-chan struct{} { return c.done }
 
 // lockDataDir takes an exclusive lock on the data dir, so a second gcp on
 // the same directory fails at once instead of corrupting the store.
+// errDataDirInUse is lockDataDir's error when another process holds it.
+var errDataDirInUse = errors.New("in use by another gcp process")
+
 func lockDataDir(dir string) (unlock func(), err error) {
 	f, err := os.OpenFile(filepath.Join(dir, "gcp.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -380,7 +403,7 @@ func lockDataDir(dir string) (unlock func(), err error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("data dir %s is in use by another gcp process", dir)
+			return nil, fmt.Errorf("data dir %s: %w", dir, errDataDirInUse)
 		}
 		return nil, fmt.Errorf("data dir lock: %w", err)
 	}

@@ -1,0 +1,99 @@
+package allinone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
+)
+
+// EtcdDir is the embedded etcd member's data dir in a data dir.
+func EtcdDir(dataDir string) string { return filepath.Join(dataDir, "etcd") }
+
+// EtcdSocket is the unix socket the embedded member serves on while `gcp
+// start` runs; only the data dir's owner reaches it.
+func EtcdSocket(dataDir string) string { return filepath.Join(dataDir, "etcd.sock") }
+
+// DefaultSnapshotDir is where snapshots of a data dir go unless
+// Options.SnapshotDir says otherwise.
+func DefaultSnapshotDir(dataDir string) string { return filepath.Join(dataDir, "snapshots") }
+
+// SaveSnapshot takes a snapshot of a data dir's etcd into dir. While `gcp
+// start` runs it streams one from the member through its socket, without
+// downtime; otherwise it runs the member, on a socket of its own, for as
+// long as the snapshot takes, holding the data dir so no `gcp start`
+// begins meanwhile.
+func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir) (etcd.SnapshotFile, error) {
+	if _, err := os.Stat(filepath.Join(EtcdDir(dataDir), "member")); err != nil {
+		return etcd.SnapshotFile{}, fmt.Errorf("data dir %s has no etcd data: %w", dataDir, err)
+	}
+	unlock, err := lockDataDir(dataDir)
+	if errors.Is(err, errDataDirInUse) {
+		return dir.Save(ctx, clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(EtcdSocket(dataDir))}, DialTimeout: 10 * time.Second}, time.Now())
+	}
+	if err != nil {
+		return etcd.SnapshotFile{}, err
+	}
+	defer unlock()
+	member, err := etcd.Start(etcd.DefaultConfig(EtcdDir(dataDir)))
+	if err != nil {
+		return etcd.SnapshotFile{}, fmt.Errorf("etcd: %w", err)
+	}
+	defer func() { _ = member.Close() }()
+	return dir.Save(ctx, clientv3.Config{Endpoints: member.ClientURLs(), DialTimeout: 10 * time.Second}, time.Now())
+}
+
+// RestoreSnapshot makes dataDir's etcd from a snapshot, for `gcp start
+// --data-dir dataDir`: a new member that keeps every object and forgets
+// where the snapshot came from. dataDir may hold a PKI (copied from the
+// old one, so that its certificates and service account tokens stay
+// valid), but no etcd data. revisionBump is as etcd.RestoreConfig's.
+func RestoreSnapshot(snapshot, dataDir string, revisionBump uint64) error {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if err := os.Chmod(dataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	unlock, err := lockDataDir(dataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return etcd.RestoreSnapshot(etcd.RestoreConfig{Snapshot: snapshot, DataDir: EtcdDir(dataDir), RevisionBump: revisionBump})
+}
+
+// snapshotEvery takes a snapshot into dir every interval until ctx is
+// done, keeping the newest retain.
+func snapshotEvery(ctx context.Context, socket string, dir etcd.SnapshotDir, interval time.Duration, retain int) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-ticker.C:
+			saveCtx, cancel := context.WithTimeout(ctx, max(interval, time.Minute))
+			f, err := dir.Save(saveCtx, clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(socket)}, DialTimeout: 10 * time.Second}, now)
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					klog.ErrorS(err, "Scheduled etcd snapshot failed", "dir", dir)
+				}
+				continue
+			}
+			removed, err := dir.Prune(retain)
+			if err != nil {
+				klog.ErrorS(err, "Pruning etcd snapshots failed", "dir", dir)
+			}
+			klog.InfoS("Saved etcd snapshot", "path", f.Path, "size", f.Size, "pruned", len(removed))
+		}
+	}
+}

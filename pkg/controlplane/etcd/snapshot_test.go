@@ -1,0 +1,82 @@
+package etcd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// TestSnapshotDirSaveRestore saves snapshots of a running member into a
+// SnapshotDir, prunes and deletes them, and restores one into a data dir
+// that a new member then serves with every key.
+func TestSnapshotDirSaveRestore(t *testing.T) {
+	t.Parallel()
+	h := startT(t, DefaultConfig(filepath.Join(t.TempDir(), "etcd")))
+	c := newClient(t, h.ClientURLs(), nil)
+	put(t, c, "/kept", "yes")
+
+	dir := SnapshotDir(filepath.Join(t.TempDir(), "snapshots"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	base := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	var saved []SnapshotFile
+	for i := range 3 {
+		f, err := dir.Save(ctx, clientv3.Config{Endpoints: h.ClientURLs()}, base.Add(time.Duration(i)*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(f.Path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("snapshot %s: %v, mode %v", f.Path, err, fi.Mode())
+		}
+		saved = append(saved, f)
+	}
+	if fi, err := os.Stat(string(dir)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("snapshot dir: %v, mode %v", err, fi.Mode())
+	}
+	// Files that are not snapshots are neither listed nor removed.
+	other := filepath.Join(string(dir), "notes.txt")
+	if err := os.WriteFile(other, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := dir.Prune(2)
+	if err != nil || len(removed) != 1 || removed[0].Name != saved[0].Name {
+		t.Fatalf("Prune(2) removed %v, %v; want the oldest", removed, err)
+	}
+	for _, bad := range []string{"notes.txt", "../etcd", "gcp-snapshot-x.db", saved[0].Name} {
+		if err := dir.Delete(bad); err == nil {
+			t.Errorf("Delete(%q) succeeded", bad)
+		}
+	}
+	if err := dir.Delete(saved[1].Name); err != nil {
+		t.Fatal(err)
+	}
+	list, err := dir.List()
+	if err != nil || len(list) != 1 || list[0].Name != saved[2].Name || !list[0].Taken.Equal(base.Add(2*time.Hour)) {
+		t.Fatalf("List after prune and delete: %+v, %v", list, err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Fatalf("a file that is not a snapshot went: %v", err)
+	}
+
+	restored := filepath.Join(t.TempDir(), "restored")
+	if err := RestoreSnapshot(RestoreConfig{Snapshot: list[0].Path, DataDir: restored, RevisionBump: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := RestoreSnapshot(RestoreConfig{Snapshot: list[0].Path, DataDir: restored}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("restore into a used data dir: %v", err)
+	}
+	h2 := startT(t, DefaultConfig(restored))
+	c2 := newClient(t, h2.ClientURLs(), nil)
+	if got := get(t, c2, "/kept"); got != "yes" {
+		t.Fatalf("restored /kept = %q", got)
+	}
+	resp, err := c2.Get(ctx, "/kept")
+	if err != nil || resp.Header.Revision < 1000 {
+		t.Fatalf("revision after a bump of 1000: %v, %v", resp, err)
+	}
+}
