@@ -21,6 +21,10 @@ func TestEtcdMemberJoin(t *testing.T) {
 	a := &allInOne{t: t, binary: gcpBinary, dataDir: c.base}
 	serverA := c.startAPIServer(a)
 	a.kubectl("--server", serverA, "create", "configmap", "before-join", "--from-literal=k=v")
+	// Writes go on through the whole change of membership.
+	a.kubectl("--server", serverA, "create", "namespace", "writes")
+	w := startWriter(t, a.kubeconfig(), serverA, "writes", 20*time.Millisecond, 20000)
+	w.waitMore(5, 30*time.Second)
 
 	tryMember := func(args ...string) (string, error) {
 		out, code := runGCP(t, append([]string{"etcd", "member"}, append(args, "--etcd-servers", c.etcdURLs,
@@ -88,4 +92,8 @@ func TestEtcdMemberJoin(t *testing.T) {
 	if out := a.kubectl("--server", serverA, "get", "configmap", "after-remove", "-o", "jsonpath={.data.k}"); out != "v" {
 		t.Fatalf("configmap written through the new member, read through A: %q", out)
 	}
+	// Removing the leader costs an election, so a write may fail then; none
+	// that was acknowledged may be lost.
+	w.waitMore(5, 30*time.Second)
+	w.verify(a.kubeconfig(), serverB)
 }
