@@ -66,7 +66,8 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 		"Comma-separated URLs to serve /metrics, /health, /livez and /readyz on without client certificates, for probes and scrapers: "+
 			"http://127.0.0.1:port (loopback only), or https://IP:port with --cert-file. Empty means only the client URLs serve them.")
 	fs.Int64Var(&o.QuotaBackendBytes, "quota-backend-bytes", o.QuotaBackendBytes,
-		"Maximum size of the member's database in bytes; 0 means etcd's default.")
+		"Maximum size of the member's database in bytes (etcd's default, 2 GiB, when 0). Past it the cluster raises the NOSPACE alarm "+
+			"and refuses writes until space is freed and the alarm disarmed: see docs/operations.md.")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "etcd's own log level: debug, info, warn or error.")
 
 	tls := fss.FlagSet("TLS")
@@ -134,7 +135,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 		Long: "Run one etcd member, for gcp apiservers started with --etcd-servers. " +
 			"TCP client and peer URLs need TLS and a trusted CA, so every client and peer presents a certificate; " +
 			"unix:// client sockets need no TLS.\n\nOperating a running cluster (each has --help): `gcp etcd member list|add|promote|remove`, " +
-			"`gcp etcd status`, `gcp etcd defrag`, `gcp etcd alarm list|disarm`, `gcp etcd snapshot save|status|restore`.",
+			"`gcp etcd status`, `gcp etcd compact`, `gcp etcd defrag`, `gcp etcd alarm list|disarm`, `gcp etcd snapshot save|status|restore`.",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -153,7 +154,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	}
 	// The member's flag sections are its own; subcommands use cobra's help.
 	plain := &cobra.Command{}
-	for _, sub := range []*cobra.Command{newMemberCommand(ctx), newStatusCommand(ctx), newDefragCommand(ctx),
+	for _, sub := range []*cobra.Command{newMemberCommand(ctx), newStatusCommand(ctx), newCompactCommand(ctx), newDefragCommand(ctx),
 		newAlarmCommand(ctx), newSnapshotCommand(ctx)} {
 		sub.SetHelpFunc(plain.HelpFunc())
 		sub.SetUsageFunc(plain.UsageFunc())

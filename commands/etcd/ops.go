@@ -114,6 +114,39 @@ func newDefragCommand(ctx context.Context) *cobra.Command {
 	return cmd
 }
 
+// newCompactCommand returns `gcp etcd compact`: it discards the history
+// before a revision (the current one unless --revision says otherwise), as
+// the API server does every --etcd-compaction-interval; defrag then gives
+// the space back. After NOSPACE the API server cannot compact (its
+// compaction writes a key), so this is how space is freed.
+func newCompactCommand(ctx context.Context) *cobra.Command {
+	o := &clientOptions{}
+	var revision int64
+	cmd := &cobra.Command{
+		Use:   "compact",
+		Short: "Discard the key history before a revision (the current one by default); then defrag frees the space",
+		Args:  cobra.NoArgs,
+	}
+	o.addFlags(cmd.Flags())
+	cmd.Flags().Int64Var(&revision, "revision", 0, "Compact up to this revision; 0 means the current one.")
+	cmd.RunE = o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+		rev := revision
+		if rev == 0 {
+			resp, err := c.Get(ctx, "compact-revision-probe", clientv3.WithCountOnly())
+			if err != nil {
+				return fmt.Errorf("current revision: %w", err)
+			}
+			rev = resp.Header.Revision
+		}
+		if _, err := c.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+			return fmt.Errorf("compact to revision %d: %w", rev, err)
+		}
+		_, err := fmt.Fprintf(w, "Compacted to revision %d\n", rev)
+		return err
+	})
+	return cmd
+}
+
 // newAlarmCommand returns `gcp etcd alarm list|disarm`.
 func newAlarmCommand(ctx context.Context) *cobra.Command {
 	o := &clientOptions{}

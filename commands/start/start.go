@@ -34,6 +34,9 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		"Admission plugins to enable in addition to the default ones, as for gcp apiserver.")
 	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins,
 		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
+	fs.Int64Var(&o.QuotaBackendBytes, "quota-backend-bytes", o.QuotaBackendBytes,
+		"Maximum size of etcd's database in bytes (etcd's default, 2 GiB, when 0). Past it etcd raises the NOSPACE alarm and the "+
+			"control plane refuses writes until space is freed: see docs/operations.md.")
 	snap := fss.FlagSet("snapshots")
 	snap.DurationVar(&o.SnapshotInterval, "snapshot-interval", o.SnapshotInterval,
 		"Take a snapshot of etcd this often (e.g. 12h, as k3s does); 0 takes none. `gcp snapshot` lists, saves and restores them.")

@@ -52,6 +52,9 @@ type Options struct {
 	// STOPPING=1 when the control plane begins to stop (`gcp start` takes
 	// it from $NOTIFY_SOCKET); the zero value sends nothing.
 	Notify sdnotify.Notifier
+	// QuotaBackendBytes caps the embedded etcd's database, as gcp etcd's
+	// --quota-backend-bytes; 0 means etcd's default of 2 GiB.
+	QuotaBackendBytes int64
 	// SnapshotInterval, when positive, takes a snapshot of etcd every
 	// interval into SnapshotDir (empty: DefaultSnapshotDir) and keeps the
 	// newest SnapshotRetention.
@@ -84,6 +87,9 @@ func (o *Options) Validate() error {
 	}
 	if o.SecurePort < 0 || o.SecurePort > 65535 {
 		errs = append(errs, fmt.Errorf("--secure-port %d is not a port (0-65535)", o.SecurePort))
+	}
+	if o.QuotaBackendBytes < 0 {
+		errs = append(errs, fmt.Errorf("--quota-backend-bytes %d is negative", o.QuotaBackendBytes))
 	}
 	if o.SnapshotInterval < 0 {
 		errs = append(errs, fmt.Errorf("--snapshot-interval %s is negative", o.SnapshotInterval))
@@ -252,6 +258,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	etcdCfg := etcd.DefaultConfig(filepath.Join(dataDir, "etcd"))
 	etcdCfg.ListenClientURLs = []string{etcd.UnixSocketURL(socket)}
 	etcdCfg.AdvertiseClientURLs = etcdCfg.ListenClientURLs
+	etcdCfg.QuotaBackendBytes = o.QuotaBackendBytes
 	store, err := etcd.Start(etcdCfg)
 	if err != nil {
 		return fail(fmt.Errorf("etcd: %w", err))

@@ -308,6 +308,16 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 		}
 		c.Aggregator = cfg
 	}
+	// Readiness fails while etcd has an alarm raised, on whichever server
+	// of the chain serves /readyz.
+	alarms := (&etcdAlarms{transport: o.Etcd.StorageConfig.Transport}).checks()
+	c.Generic.AddReadyzChecks(alarms...)
+	if c.APIExtensions != nil {
+		c.APIExtensions.GenericConfig.AddReadyzChecks(alarms...)
+	}
+	if c.Aggregator != nil {
+		c.Aggregator.GenericConfig.AddReadyzChecks(alarms...)
+	}
 	return c, nil
 }
 
