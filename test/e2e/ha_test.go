@@ -132,12 +132,12 @@ func (c *haCluster) startAPIServer(a *allInOne) string {
 }
 
 // startAPIServerOn starts a `gcp apiserver` against the etcd client URLs
-// given and returns its URL once /readyz is 200.
-func (c *haCluster) startAPIServerOn(a *allInOne, etcdURLs string) string {
+// given, with extra flags, and returns its URL once /readyz is 200.
+func (c *haCluster) startAPIServerOn(a *allInOne, etcdURLs string, extra ...string) string {
 	c.t.Helper()
 	port := freePort(c.t)
 	server := fmt.Sprintf("https://127.0.0.1:%d", port)
-	proc := startProcess(c.t, "apiserver", "--etcd-servers", etcdURLs,
+	proc := startProcess(c.t, append([]string{"apiserver", "--etcd-servers", etcdURLs,
 		"--etcd-cafile", c.p("etcd/ca.crt"), "--etcd-certfile", c.p("apiserver-etcd-client.crt"), "--etcd-keyfile", c.p("apiserver-etcd-client.key"),
 		"--tls-cert-file", c.p("apiserver.crt"), "--tls-private-key-file", c.p("apiserver.key"), "--client-ca-file", c.p("ca.crt"),
 		// Every API server of one control plane has the same issuer and
@@ -145,7 +145,7 @@ func (c *haCluster) startAPIServerOn(a *allInOne, etcdURLs string) string {
 		"--service-account-issuer", "https://gcp.test",
 		"--service-account-signing-key-file", c.p("sa.key"), "--service-account-key-file", c.p("sa.pub"),
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
-		"--identity-lease-duration-seconds", "3", "--identity-lease-renew-interval-seconds", "1", "--shutdown-send-retry-after")
+		"--identity-lease-duration-seconds", "3", "--identity-lease-renew-interval-seconds", "1", "--shutdown-send-retry-after"}, extra...)...)
 	c.apiservers = append(c.apiservers, proc)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
