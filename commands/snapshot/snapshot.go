@@ -22,6 +22,7 @@ import (
 // dirs whose default is defaultDataDir.
 func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
 	var dataDir, snapshotDir string
+	var compressed bool
 	dir := func() etcd.SnapshotDir {
 		if snapshotDir != "" {
 			return etcd.SnapshotDir(snapshotDir)
@@ -47,7 +48,7 @@ func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 			defer cancel()
-			f, err := allinone.SaveSnapshot(ctx, dataDir, dir())
+			f, err := allinone.SaveSnapshot(ctx, dataDir, dir(), compressed)
 			if err != nil {
 				return err
 			}
@@ -55,6 +56,7 @@ func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
 			return err
 		},
 	}
+	save.Flags().BoolVar(&compressed, "compress", false, "Gzip the snapshot (.db.gz); restore reads both.")
 	ls := &cobra.Command{
 		Use:   "ls",
 		Short: "List the snapshots, oldest first",

@@ -42,6 +42,7 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		"Take a snapshot of etcd this often (e.g. 12h, as k3s does); 0 takes none. `gcp snapshot` lists, saves and restores them.")
 	snap.IntVar(&o.SnapshotRetention, "snapshot-retention", 5, "How many scheduled snapshots to keep; older ones are deleted.")
 	snap.StringVar(&o.SnapshotDir, "snapshot-dir", "", "Directory for snapshots (mode 0700); empty means <data-dir>/snapshots.")
+	snap.BoolVar(&o.SnapshotCompress, "snapshot-compress", false, "Gzip the scheduled snapshots (.db.gz); restore reads both.")
 }
 
 // NewCommand returns `start` for the control plane stack makes; it runs

@@ -66,11 +66,12 @@ func TestStartSnapshotRestore(t *testing.T) {
 }
 
 // TestScheduledSnapshots: gcp start --snapshot-interval takes snapshots on
-// its own and keeps exactly the newest --snapshot-retention.
+// its own, gzipped with --snapshot-compress, and keeps exactly the newest
+// --snapshot-retention; gcp etcd snapshot status reads them.
 func TestScheduledSnapshots(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	startAllInOne(t, dir, "--snapshot-interval", "300ms", "--snapshot-retention", "2")
+	startAllInOne(t, dir, "--snapshot-interval", "300ms", "--snapshot-retention", "2", "--snapshot-compress")
 	snapshots := filepath.Join(dir, "snapshots")
 	var seen []string // every snapshot seen, in name (= time) order
 	eventually(t, 30*time.Second, func() error {
@@ -80,7 +81,7 @@ func TestScheduledSnapshots(t *testing.T) {
 		}
 		var kept []string
 		for _, e := range entries {
-			if strings.HasSuffix(e.Name(), ".db") {
+			if strings.HasSuffix(e.Name(), ".db.gz") {
 				kept = append(kept, e.Name())
 				if !slices.Contains(seen, e.Name()) {
 					seen = append(seen, e.Name())
@@ -93,6 +94,17 @@ func TestScheduledSnapshots(t *testing.T) {
 			return fmt.Errorf("%d distinct snapshots seen so far: %v", len(seen), seen)
 		case !slices.Equal(kept, seen[len(seen)-2:]):
 			return fmt.Errorf("kept %v, want the newest two of %v", kept, seen)
+		}
+		return nil
+	})
+	// The newest snapshot may be pruned while it is read: then read the
+	// next newest.
+	eventually(t, 30*time.Second, func() error {
+		out, _ := runGCP(t, "snapshot", "ls", "--data-dir", dir)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		newest := strings.Fields(lines[len(lines)-1])[0]
+		if out, code := runGCP(t, "etcd", "snapshot", "status", filepath.Join(snapshots, newest)); code != 0 || !strings.Contains(out, "keys") {
+			return fmt.Errorf("gcp etcd snapshot status of a compressed snapshot: exit %d\n%s", code, out)
 		}
 		return nil
 	})

@@ -61,6 +61,8 @@ type Options struct {
 	SnapshotInterval  time.Duration
 	SnapshotRetention int
 	SnapshotDir       string
+	// SnapshotCompress gzips the scheduled snapshots.
+	SnapshotCompress bool
 	// Controllers selects which of the composition's controllers run in
 	// the same process, as --controllers does: "*" for those on by
 	// default, "name" or "-name" for one. They run as
@@ -315,7 +317,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 			if o.SnapshotDir != "" {
 				dir, _ = filepath.Abs(o.SnapshotDir)
 			}
-			go snapshotEvery(serverCtx, socket, etcd.SnapshotDir(dir), o.SnapshotInterval, o.SnapshotRetention)
+			go snapshotEvery(serverCtx, socket, etcd.SnapshotDir(dir), o.SnapshotInterval, o.SnapshotRetention, o.SnapshotCompress)
 		}
 		var errs []error
 		select {

@@ -30,13 +30,14 @@ func DefaultSnapshotDir(dataDir string) string { return filepath.Join(dataDir, "
 // downtime; otherwise it runs the member, on a socket of its own, for as
 // long as the snapshot takes, holding the data dir so no `gcp start`
 // begins meanwhile.
-func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir) (etcd.SnapshotFile, error) {
+// compressed gzips it.
+func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir, compressed bool) (etcd.SnapshotFile, error) {
 	if _, err := os.Stat(filepath.Join(EtcdDir(dataDir), "member")); err != nil {
 		return etcd.SnapshotFile{}, fmt.Errorf("data dir %s has no etcd data: %w", dataDir, err)
 	}
 	unlock, err := lockDataDir(dataDir)
 	if errors.Is(err, errDataDirInUse) {
-		return dir.Save(ctx, clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(EtcdSocket(dataDir))}, DialTimeout: 10 * time.Second}, time.Now())
+		return dir.Save(ctx, clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(EtcdSocket(dataDir))}, DialTimeout: 10 * time.Second}, time.Now(), compressed)
 	}
 	if err != nil {
 		return etcd.SnapshotFile{}, err
@@ -47,7 +48,7 @@ func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir) (et
 		return etcd.SnapshotFile{}, fmt.Errorf("etcd: %w", err)
 	}
 	defer func() { _ = member.Close() }()
-	return dir.Save(ctx, clientv3.Config{Endpoints: member.ClientURLs(), DialTimeout: 10 * time.Second}, time.Now())
+	return dir.Save(ctx, clientv3.Config{Endpoints: member.ClientURLs(), DialTimeout: 10 * time.Second}, time.Now(), compressed)
 }
 
 // RestoreSnapshot makes dataDir's etcd from a snapshot, for `gcp start
@@ -71,8 +72,8 @@ func RestoreSnapshot(snapshot, dataDir string, revisionBump uint64) error {
 }
 
 // snapshotEvery takes a snapshot into dir every interval until ctx is
-// done, keeping the newest retain.
-func snapshotEvery(ctx context.Context, socket string, dir etcd.SnapshotDir, interval time.Duration, retain int) {
+// done, keeping the newest retain; compressed gzips them.
+func snapshotEvery(ctx context.Context, socket string, dir etcd.SnapshotDir, interval time.Duration, retain int, compressed bool) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
@@ -81,7 +82,7 @@ func snapshotEvery(ctx context.Context, socket string, dir etcd.SnapshotDir, int
 			return
 		case now := <-ticker.C:
 			saveCtx, cancel := context.WithTimeout(ctx, max(interval, time.Minute))
-			f, err := dir.Save(saveCtx, clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(socket)}, DialTimeout: 10 * time.Second}, now)
+			f, err := dir.Save(saveCtx, clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(socket)}, DialTimeout: 10 * time.Second}, now, compressed)
 			cancel()
 			if err != nil {
 				if ctx.Err() == nil {

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -43,8 +44,19 @@ func SaveSnapshot(ctx context.Context, cfg clientv3.Config, path string) (Snapsh
 }
 
 // InspectSnapshot checks a snapshot file's integrity and returns its
-// status; a truncated or corrupt file is an error, never a crash.
-func InspectSnapshot(path string) (st SnapshotStatus, err error) {
+// status; a truncated or corrupt file is an error, never a crash. A
+// gzip-compressed snapshot is read through a decompressed copy.
+func InspectSnapshot(path string) (SnapshotStatus, error) {
+	plain, cleanup, err := uncompressed(path)
+	if err != nil {
+		return SnapshotStatus{}, err
+	}
+	defer cleanup()
+	return inspect(plain)
+}
+
+// inspect is InspectSnapshot of an uncompressed file.
+func inspect(path string) (st SnapshotStatus, err error) {
 	// bbolt maps the file into memory and trusts its page table: a
 	// truncated file makes it read past the end (SIGBUS, which no recover
 	// catches). So the checksum etcd appends to every snapshot is checked
@@ -94,7 +106,13 @@ func RestoreSnapshot(cfg RestoreConfig) error {
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
 	}
-	if _, err := InspectSnapshot(cfg.Snapshot); err != nil {
+	plain, cleanup, err := uncompressed(cfg.Snapshot)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cfg.Snapshot = plain
+	if _, err := inspect(cfg.Snapshot); err != nil {
 		return err
 	}
 	if entries, err := os.ReadDir(cfg.DataDir); err == nil && len(entries) > 0 {
@@ -169,4 +187,70 @@ func verifyChecksum(path string) error {
 		return fmt.Errorf("%s is not a usable etcd snapshot: its checksum does not match (corrupt or truncated)", path)
 	}
 	return nil
+}
+
+// gzipMagic starts every gzip stream.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// uncompressed returns path itself, or for a gzip-compressed snapshot a
+// decompressed copy (0600, in the same directory) and the cleanup that
+// removes it.
+func uncompressed(path string) (string, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() { _ = f.Close() }()
+	head := make([]byte, len(gzipMagic))
+	if n, _ := io.ReadFull(f, head); n < len(head) || !bytes.Equal(head, gzipMagic) {
+		return path, func() {}, nil
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return "", nil, err
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s is not a usable etcd snapshot: %w", path, err)
+	}
+	out, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".plain-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { _ = os.Remove(out.Name()) }
+	_, err = io.Copy(out, zr)
+	if closeErr := out.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("%s is not a usable etcd snapshot: decompressing: %w", path, err)
+	}
+	return out.Name(), cleanup, nil
+}
+
+// compress replaces the snapshot at path with path+".gz" and returns it.
+func compress(path string) (string, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = in.Close() }()
+	gz := path + ".gz"
+	out, err := os.OpenFile(gz, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	zw := gzip.NewWriter(out)
+	_, err = io.Copy(zw, in)
+	if closeErr := zw.Close(); err == nil {
+		err = closeErr
+	}
+	if closeErr := out.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		_ = os.Remove(gz)
+		return "", err
+	}
+	return gz, os.Remove(path)
 }

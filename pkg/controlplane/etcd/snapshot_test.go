@@ -26,7 +26,8 @@ func TestSnapshotDirSaveRestore(t *testing.T) {
 	base := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	var saved []SnapshotFile
 	for i := range 3 {
-		f, err := dir.Save(ctx, clientv3.Config{Endpoints: h.ClientURLs()}, base.Add(time.Duration(i)*time.Hour))
+		// The newest is compressed.
+		f, err := dir.Save(ctx, clientv3.Config{Endpoints: h.ClientURLs()}, base.Add(time.Duration(i)*time.Hour), i == 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,13 +57,17 @@ func TestSnapshotDirSaveRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	list, err := dir.List()
-	if err != nil || len(list) != 1 || list[0].Name != saved[2].Name || !list[0].Taken.Equal(base.Add(2*time.Hour)) {
+	if err != nil || len(list) != 1 || list[0].Name != saved[2].Name || !list[0].Taken.Equal(base.Add(2*time.Hour)) ||
+		!strings.HasSuffix(list[0].Name, ".db.gz") {
 		t.Fatalf("List after prune and delete: %+v, %v", list, err)
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Fatalf("a file that is not a snapshot went: %v", err)
 	}
 
+	if st, err := InspectSnapshot(list[0].Path); err != nil || st.TotalKey == 0 {
+		t.Fatalf("status of the compressed snapshot: %+v, %v", st, err)
+	}
 	restored := filepath.Join(t.TempDir(), "restored")
 	if err := RestoreSnapshot(RestoreConfig{Snapshot: list[0].Path, DataDir: restored, RevisionBump: 1000}); err != nil {
 		t.Fatal(err)

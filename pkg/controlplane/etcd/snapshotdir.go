@@ -13,7 +13,8 @@ import (
 )
 
 // SnapshotDir is a directory of snapshot files named
-// gcp-snapshot-<UTC time>.db, newest last in name order, as `gcp start`'s
+// gcp-snapshot-<UTC time>.db (.db.gz when compressed), newest last in name
+// order, as `gcp start`'s
 // scheduled snapshots and `gcp snapshot` keep them (k3s's etcd-snapshot
 // keeps its own the same way).
 type SnapshotDir string
@@ -35,8 +36,9 @@ const (
 )
 
 // Save takes a snapshot of the member at cfg's one endpoint into the
-// directory (made 0700 if missing), named for now.
-func (d SnapshotDir) Save(ctx context.Context, cfg clientv3.Config, now time.Time) (SnapshotFile, error) {
+// directory (made 0700 if missing), named for now, and gzips it when
+// compressed.
+func (d SnapshotDir) Save(ctx context.Context, cfg clientv3.Config, now time.Time, compressed bool) (SnapshotFile, error) {
 	if err := os.MkdirAll(string(d), 0o700); err != nil {
 		return SnapshotFile{}, fmt.Errorf("snapshot dir: %w", err)
 	}
@@ -45,6 +47,14 @@ func (d SnapshotDir) Save(ctx context.Context, cfg clientv3.Config, now time.Tim
 	if _, err := SaveSnapshot(ctx, cfg, path); err != nil {
 		_ = os.Remove(path)
 		return SnapshotFile{}, err
+	}
+	if compressed {
+		gz, err := compress(path)
+		if err != nil {
+			_ = os.Remove(path)
+			return SnapshotFile{}, fmt.Errorf("compress %s: %w", path, err)
+		}
+		path, name = gz, name+".gz"
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -85,6 +95,7 @@ func snapshotTime(name string) (time.Time, bool) {
 	if !ok {
 		return time.Time{}, false
 	}
+	stamp = strings.TrimSuffix(stamp, ".gz")
 	if stamp, ok = strings.CutSuffix(stamp, snapshotSuffix); !ok {
 		return time.Time{}, false
 	}
