@@ -14,7 +14,7 @@ import (
 // TestStartSnapshotRestore is docs/operations.md's backup and restore of
 // `gcp start`: a snapshot taken online while a writer writes, restored
 // into a new data dir (with the old pki/ copied in) served on another
-// port; every create acknowledged before the snapshot is there, and the
+// address and port, as on another machine; every create acknowledged before the snapshot is there, and the
 // restored control plane's controllers run. A snapshot taken while gcp
 // start is stopped works too.
 func TestStartSnapshotRestore(t *testing.T) {
@@ -58,7 +58,8 @@ func TestStartSnapshotRestore(t *testing.T) {
 	if out, code := runGCP(t, "snapshot", "restore", online, "--data-dir", newDir); code == 0 || !strings.Contains(out, "not empty") {
 		t.Fatalf("restore into a data dir with etcd data: exit %d\n%s", code, out)
 	}
-	b := startAllInOne(t, newDir)
+	// Another address and port, as on another machine.
+	b := startAllInOne(t, newDir, "--bind-address", "127.0.0.2", "--tls-san", "127.0.0.2")
 	w.verifyFirst(b.kubeconfig(), "", before)
 	b.kubectl("create", "namespace", "after-restore")
 	b.eventually(t, "default service account in a namespace made after the restore", 30*time.Second,
