@@ -11,6 +11,7 @@ import (
 	"k8s.io/component-base/term"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
@@ -34,6 +35,10 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		"Admission plugins to enable in addition to the default ones, as for gcp apiserver.")
 	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins,
 		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
+	watchGrace := options.DefaultShutdownWatchTerminationGracePeriod
+	o.ShutdownWatchTerminationGracePeriod = &watchGrace
+	fs.DurationVar(o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", watchGrace,
+		"How long SIGTERM waits for open watches (kubectl get -w, informers) before closing them; 0 leaves them open until the 60 s request timeout, as kube-apiserver does by default.")
 	fs.Int64Var(&o.QuotaBackendBytes, "quota-backend-bytes", o.QuotaBackendBytes,
 		"Maximum size of etcd's database in bytes (etcd's default, 2 GiB, when 0). Past it etcd raises the NOSPACE alarm and the "+
 			"control plane refuses writes until space is freed: see docs/operations.md.")

@@ -1,12 +1,15 @@
 package e2e
 
 import (
+	"bufio"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // runGCP runs the binary and returns its combined output and exit code.
@@ -129,4 +132,71 @@ func TestSIGINTStopsCleanly(t *testing.T) {
 		t.Fatalf("gcp start after SIGINT: %v, want exit 0\n%s", err, a.log)
 	}
 	a.exited <- nil
+}
+
+// TestSIGTERMClosesOpenWatches: a server with a client watching it stops
+// within seconds of SIGTERM (--shutdown-watch-termination-grace-period,
+// 2 s), closing the watch, instead of waiting out the 60 s request
+// timeout as k8s.io/apiserver does by default. Both shapes' API servers.
+func TestSIGTERMClosesOpenWatches(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, kubeconfig string, server *exec.Cmd, exited <-chan struct{}) {
+		t.Helper()
+		watch := exec.Command(gcpBinary, "kubectl", "--kubeconfig", kubeconfig, "get", "configmaps", "-w")
+		stdout, err := watch.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := watch.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = watch.Process.Kill() })
+		// kubectl prints the list it watches from, then waits on the watch.
+		listed := make(chan struct{})
+		watchDone := make(chan error, 1)
+		go func() {
+			scanner := bufio.NewScanner(stdout)
+			for first := true; scanner.Scan(); first = false {
+				if first {
+					close(listed)
+				}
+			}
+			watchDone <- watch.Wait()
+		}()
+		select {
+		case <-listed:
+		case <-time.After(30 * time.Second):
+			t.Fatal("kubectl get -w printed nothing")
+		}
+		start := time.Now()
+		_ = server.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("still running 30 s after SIGTERM with a watch open")
+		}
+		t.Logf("stopped %v after SIGTERM with a watch open", time.Since(start).Round(time.Millisecond))
+		select {
+		case <-watchDone:
+		case <-time.After(10 * time.Second):
+			t.Errorf("kubectl get -w still running after the server stopped")
+		}
+	}
+	t.Run("all-in-one", func(t *testing.T) {
+		t.Parallel()
+		a := startAllInOne(t, t.TempDir())
+		exited := make(chan struct{})
+		go func() {
+			err := <-a.exited
+			a.exited <- err
+			close(exited)
+		}()
+		check(t, a.kubeconfig(), a.cmd, exited)
+	})
+	t.Run("split", func(t *testing.T) {
+		t.Parallel()
+		s := startSplit(t)
+		apiserver := s.cluster.apiservers[0]
+		check(t, s.kubeconfig(), apiserver.cmd, apiserver.done)
+	})
 }

@@ -52,6 +52,11 @@ type Options struct {
 	// STOPPING=1 when the control plane begins to stop (`gcp start` takes
 	// it from $NOTIFY_SOCKET); the zero value sends nothing.
 	Notify sdnotify.Notifier
+	// ShutdownWatchTerminationGracePeriod, when set, is how long a stopping
+	// server waits for open watches before it closes them, as gcp
+	// apiserver's --shutdown-watch-termination-grace-period; nil means
+	// its default (options.DefaultShutdownWatchTerminationGracePeriod).
+	ShutdownWatchTerminationGracePeriod *time.Duration
 	// QuotaBackendBytes caps the embedded etcd's database, as gcp etcd's
 	// --quota-backend-bytes; 0 means etcd's default of 2 GiB.
 	QuotaBackendBytes int64
@@ -191,6 +196,9 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	}
 	ao.Admission.EnablePlugins = append(ao.Admission.EnablePlugins, o.EnableAdmissionPlugins...)
 	ao.Admission.DisablePlugins = append(ao.Admission.DisablePlugins, o.DisableAdmissionPlugins...)
+	if o.ShutdownWatchTerminationGracePeriod != nil {
+		ao.GenericServerRunOptions.ShutdownWatchTerminationGracePeriod = *o.ShutdownWatchTerminationGracePeriod
+	}
 	if o.APIServer != nil {
 		o.APIServer(ao)
 	}

@@ -54,6 +54,11 @@ type completedOptions struct {
 	Options
 }
 
+// DefaultShutdownWatchTerminationGracePeriod is how long a stopping API
+// server lets open watches drain before it closes them, unless
+// --shutdown-watch-termination-grace-period says otherwise.
+const DefaultShutdownWatchTerminationGracePeriod = 2 * time.Second
+
 // NewOptions returns the defaults of a standalone apiserver.
 func NewOptions() *Options {
 	o := &Options{
@@ -72,6 +77,10 @@ func NewOptions() *Options {
 	}
 	o.SecureServing.BindPort = DefaultSecurePort
 	o.SecureServing.ServerCert.PairName = "apiserver"
+	// Open watches are closed soon after SIGTERM; kube-apiserver's default
+	// (0) leaves them open until the 60 s request timeout, so a server with
+	// a watching client took a minute to stop.
+	o.GenericServerRunOptions.ShutdownWatchTerminationGracePeriod = DefaultShutdownWatchTerminationGracePeriod
 	// Native objects are stored as protobuf, like kube-apiserver.
 	o.Etcd.DefaultStorageMediaType = "application/vnd.kubernetes.protobuf"
 	// API Priority and Fairness is on, as in kube-apiserver: the flowcontrol
