@@ -3,9 +3,11 @@ package e2e
 import (
 	"bufio"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,6 +42,12 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		{"start", "--tls-san", "https://not-a-name"},
 		{"start", "--enable-admission-plugins", "NoSuchPlugin"},
 		{"start", "--runtime-config", "nope.example.com/v1=true"},
+		{"start", "--snapshot-interval", "-1s"},
+		{"start", "--snapshot-interval", "1h", "--snapshot-retention", "0"},
+		{"start", "--quota-backend-bytes", "-1"},
+		{"manifests", "systemd", "--role", "nope"},
+		{"snapshot", "restore", "/no/such/snapshot.db", "--data-dir", filepath.Join(t.TempDir(), "new")},
+		{"etcd", "snapshot", "status", "/no/such/snapshot.db"},
 		{"version", "-o", "xml"},
 		{"controllers", "--kubeconfig", "k", "--secure-port", "0", "--enable-leader-migration"},
 		{"etcd", "--data-dir", ""},
@@ -59,6 +67,25 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		if lines := strings.Count(strings.TrimSpace(out), "\n") + 1; lines != 1 {
 			t.Errorf("gcp %v: %d lines of output, want one:\n%s", args, lines, out)
 		}
+	}
+}
+
+// TestStartOnATakenPortCreatesNothing: gcp start fails at once when its
+// port is taken, and leaves no data dir (with a fresh PKI) behind.
+func TestStartOnATakenPortCreatesNothing(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dataDir := filepath.Join(t.TempDir(), "never")
+	out, code := runGCP(t, "start", "--data-dir", dataDir, "--secure-port", strconv.Itoa(taken.Addr().(*net.TCPAddr).Port))
+	if code != 1 || !strings.Contains(out, "address already in use") {
+		t.Fatalf("gcp start on a taken port: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Fatalf("gcp start on a taken port left %s behind (%v)", dataDir, err)
 	}
 }
 

@@ -136,17 +136,32 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if err != nil {
 		return nil, err
 	}
+	// The port first: a start that cannot serve creates nothing on disk.
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	if err != nil {
+		return nil, fmt.Errorf("--secure-port: %w", err)
+	}
+	// Until the server runs, the listener is Start's to close.
+	ownsListener := true
+	closeListener := func() {
+		if ownsListener {
+			_ = ln.Close()
+		}
+	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		closeListener()
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	if err := os.Chmod(dataDir, 0o700); err != nil {
+		closeListener()
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	unlock, err := lockDataDir(dataDir)
 	if err != nil {
+		closeListener()
 		return nil, err
 	}
-	cleanup := []func(){unlock}
+	cleanup := []func(){closeListener, unlock}
 	fail := func(err error) (*ControlPlane, error) {
 		for i := len(cleanup) - 1; i >= 0; i-- {
 			cleanup[i]()
@@ -159,18 +174,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		return fail(err)
 	}
 
-	socket := filepath.Join(dataDir, "etcd.sock")
-	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
-	if err != nil {
-		return fail(fmt.Errorf("--secure-port: %w", err))
-	}
-	// Until the server runs, the listener is Start's to close.
-	ownsListener := true
-	cleanup = append(cleanup, func() {
-		if ownsListener {
-			_ = ln.Close()
-		}
-	})
+	socket := EtcdSocket(dataDir)
 	port := ln.Addr().(*net.TCPAddr).Port
 
 	ao := options.NewOptions()

@@ -57,6 +57,10 @@ func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir, com
 // old one, so that its certificates and service account tokens stay
 // valid), but no etcd data. revisionBump is as etcd.RestoreConfig's.
 func RestoreSnapshot(snapshot, dataDir string, revisionBump uint64) error {
+	// A snapshot that is not there creates no data dir.
+	if _, err := os.Stat(snapshot); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
