@@ -24,14 +24,31 @@ import (
 )
 
 func main() {
-	// The first SIGINT or SIGTERM cancels ctx and everything shuts down in
-	// order; a second one kills the process.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
-	os.Exit(cli.Run(newRoot(ctx)))
+	ctx, cancel := context.WithCancel(context.Background())
+	root := newRoot(ctx)
+	// For the servers, the first SIGINT or SIGTERM cancels ctx and
+	// everything shuts down in order; a second one kills the process.
+	// kubectl keeps the signals' default, as it has alone: one Ctrl-C ends
+	// `gcp kubectl get -w` or `gcp kubectl proxy`.
+	if cmd, _, err := root.Find(os.Args[1:]); err != nil || !under(cmd, "kubectl") {
+		sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		go func() {
+			<-sigCtx.Done()
+			cancel()
+			stop()
+		}()
+	}
+	os.Exit(cli.Run(root))
+}
+
+// under says whether cmd is the root's subcommand name or below it.
+func under(cmd *cobra.Command, name string) bool {
+	for ; cmd != nil && cmd.HasParent(); cmd = cmd.Parent() {
+		if cmd.Name() == name && !cmd.Parent().HasParent() {
+			return true
+		}
+	}
+	return false
 }
 
 func newRoot(ctx context.Context) *cobra.Command {

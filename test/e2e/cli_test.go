@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -226,4 +227,35 @@ func TestSIGTERMClosesOpenWatches(t *testing.T) {
 		apiserver := s.cluster.apiservers[0]
 		check(t, s.kubeconfig(), apiserver.cmd, apiserver.done)
 	})
+}
+
+// TestKubectlEndsOnFirstSIGINT: gcp kubectl behaves as kubectl does on
+// Ctrl-C: `get -w` and `proxy` end at the first SIGINT (the servers'
+// two-step shutdown is theirs alone).
+func TestKubectlEndsOnFirstSIGINT(t *testing.T) {
+	t.Parallel()
+	a := startAllInOne(t, t.TempDir())
+	for _, args := range [][]string{{"get", "configmaps", "-w"}, {"proxy", "--port=0"}} {
+		cmd := exec.Command(gcpBinary, append([]string{"kubectl", "--kubeconfig", a.kubeconfig()}, args...)...)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+			t.Fatalf("gcp kubectl %v printed nothing: %v", args, err)
+		}
+		go func() { _, _ = io.Copy(io.Discard, stdout) }()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("gcp kubectl %v still running 10 s after one SIGINT", args)
+		}
+	}
 }
