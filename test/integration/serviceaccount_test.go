@@ -180,8 +180,8 @@ func TestServiceAccountTokens(t *testing.T) {
 		}
 		_, err = s.Client.CoreV1().ServiceAccounts("team-a").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{
 			BoundObjectRef: &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Secret", Name: "missing"}}}, metav1.CreateOptions{})
-		if !apierrors.IsNotFound(err) {
-			t.Errorf("bound to a missing secret: want 404, got %v", err)
+		if !apierrors.IsNotFound(err) || !strings.Contains(err.Error(), `secrets "missing" not found`) {
+			t.Errorf("bound to a missing secret: want 404 naming the secret, got %v", err)
 		}
 	})
 

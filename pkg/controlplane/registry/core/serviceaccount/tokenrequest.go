@@ -105,7 +105,7 @@ func (r *TokenRequestREST) Create(ctx context.Context, name string, obj runtime.
 		if err != nil || gv.Group != "" || ref.Kind != "Secret" {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("cannot bind token for serviceaccount %q to object of type %s, %s: only v1 Secrets are supported", name, ref.APIVersion, ref.Kind))
 		}
-		secretObj, err := r.secrets.Get(ctx, ref.Name, &metav1.GetOptions{})
+		secretObj, err := r.secrets.Get(secretContext(ctx, ref.Name), ref.Name, &metav1.GetOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -151,4 +151,17 @@ func validateTokenRequest(req *authenticationv1.TokenRequest, name, namespace st
 		errs = append(errs, field.Required(field.NewPath("spec", "boundObjectRef", "name"), ""))
 	}
 	return errs
+}
+
+// secretContext returns ctx for reading the bound Secret: the registry
+// names the resource of a NotFound error after the request's, which is
+// serviceaccounts/token here, so the request info says secrets instead.
+func secretContext(ctx context.Context, name string) context.Context {
+	info, ok := genericapirequest.RequestInfoFrom(ctx)
+	if !ok {
+		return ctx
+	}
+	secret := *info
+	secret.Verb, secret.APIGroup, secret.Resource, secret.Subresource, secret.Name = "get", "", "secrets", "", name
+	return genericapirequest.WithRequestInfo(ctx, &secret)
 }
