@@ -48,6 +48,8 @@ func forEachShape(t *testing.T, test func(t *testing.T, cp controlPlane)) {
 type split struct {
 	*allInOne // kubectl with dir()/admin.kubeconfig; no `gcp start` runs
 	cluster   *haCluster
+	// controllersURL is where `gcp controllers` serves /healthz.
+	controllersURL string
 }
 
 // startSplit starts the split shape and returns it once the API server is
@@ -63,13 +65,14 @@ func startSplit(t *testing.T) *split {
 			t.Fatalf("point %s at %s: exit %d\n%s", kubeconfig, server, code, out)
 		}
 	}
+	controllersPort := freePort(t)
 	startProcess(t, "controllers", "--kubeconfig", controllersKubeconfig,
 		"--cluster-signing-cert-file", c.p("ca.crt"), "--cluster-signing-key-file", c.p("ca.key"),
-		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(freePort(t)))
+		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(controllersPort))
 	// The controllers run once kube-root-ca.crt is published.
 	a.eventually(t, "controllers of the split shape", 60*time.Second,
 		func(_ string, err error) bool { return err == nil }, "get", "configmap", "kube-root-ca.crt", "-n", "default")
-	return &split{allInOne: a, cluster: c}
+	return &split{allInOne: a, cluster: c, controllersURL: "https://127.0.0.1:" + strconv.Itoa(controllersPort)}
 }
 
 func (a *allInOne) dir() string { return a.dataDir }

@@ -57,6 +57,9 @@ type Options struct {
 	// apiserver's --shutdown-watch-termination-grace-period; nil means
 	// its default (options.DefaultShutdownWatchTerminationGracePeriod).
 	ShutdownWatchTerminationGracePeriod *time.Duration
+	// Profiling serves /debug/pprof and /debug/flags/v to system:masters,
+	// as the apiserver's --profiling; off by default.
+	Profiling bool
 	// QuotaBackendBytes caps the embedded etcd's database, as gcp etcd's
 	// --quota-backend-bytes; 0 means etcd's default of 2 GiB.
 	QuotaBackendBytes int64
@@ -200,6 +203,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	}
 	ao.Admission.EnablePlugins = append(ao.Admission.EnablePlugins, o.EnableAdmissionPlugins...)
 	ao.Admission.DisablePlugins = append(ao.Admission.DisablePlugins, o.DisableAdmissionPlugins...)
+	ao.Features.EnableProfiling = o.Profiling
 	if o.ShutdownWatchTerminationGracePeriod != nil {
 		ao.GenericServerRunOptions.ShutdownWatchTerminationGracePeriod = *o.ShutdownWatchTerminationGracePeriod
 	}

@@ -15,6 +15,8 @@ import (
 	cmconfig "k8s.io/controller-manager/config"
 	cmconfigv1alpha1 "k8s.io/controller-manager/config/v1alpha1"
 	cmoptions "k8s.io/controller-manager/options"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/tlspolicy"
 )
 
 // DefaultSecurePort is where `gcp controllers` serves /healthz and
@@ -73,6 +75,9 @@ func NewOptions(descriptors []Descriptor) *Options {
 	}
 	o.SecureServing.BindPort = DefaultSecurePort
 	o.SecureServing.ServerCert.PairName = "gcp-controllers"
+	tlspolicy.Apply(o.SecureServing.SecureServingOptions)
+	// /debug/pprof only with --profiling (CIS 1.3.2).
+	o.Generic.Debugging.EnableProfiling = false
 	// Without --tls-cert-file the self-signed serving certificate stays in
 	// memory, as kube-controller-manager's does, instead of being written
 	// under the working directory.

@@ -16,6 +16,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/tlspolicy"
 )
 
 // DefaultSecurePort is the port the apiserver serves HTTPS on by default.
@@ -77,6 +78,9 @@ func NewOptions() *Options {
 	}
 	o.SecureServing.BindPort = DefaultSecurePort
 	o.SecureServing.ServerCert.PairName = "apiserver"
+	tlspolicy.Apply(o.SecureServing.SecureServingOptions)
+	// /debug/pprof and /debug/flags/v only with --profiling (CIS 1.2.15).
+	o.Features.EnableProfiling = false
 	// Open watches are closed soon after SIGTERM; kube-apiserver's default
 	// (0) leaves them open until the 60 s request timeout, so a server with
 	// a watching client took a minute to stop.
