@@ -1,10 +1,13 @@
 package integration
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
+	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +43,28 @@ func rawRequest(t *testing.T, cfg *rest.Config, method, path, contentType string
 	var buf bytes.Buffer
 	_, _ = buf.ReadFrom(resp.Body)
 	return resp.StatusCode, buf.String()
+}
+
+// rawURLRequest sends a request to u exactly as given, path included.
+func rawURLRequest(t *testing.T, cfg *rest.Config, method string, u *url.URL, body string) (int, string) {
+	t.Helper()
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &http.Request{Method: method, URL: u, Header: http.Header{}, Host: u.Host}
+	if body != "" {
+		req.Body = io.NopCloser(strings.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
 }
 
 func assertNoConfigMap(t *testing.T, client kubernetes.Interface, name string) {
@@ -92,6 +117,54 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("want 400, got %d: %s", code, body)
 		}
 		assertNoConfigMap(t, s.Client, "y")
+	})
+
+	t.Run("namespace . or .. in the URL is 400", func(t *testing.T) {
+		for _, ns := range []string{"..", "%2e%2e", "."} {
+			for _, tc := range []struct{ method, path, body string }{
+				{http.MethodGet, "/api/v1/namespaces/" + ns + "/configmaps", ""},
+				{http.MethodGet, "/api/v1/namespaces/" + ns + "/configmaps/x", ""},
+				{http.MethodDelete, "/api/v1/namespaces/" + ns + "/configmaps/x", ""},
+				{http.MethodPost, "/api/v1/namespaces/" + ns + "/configmaps", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dots"}}`},
+				{http.MethodPut, "/api/v1/namespaces/" + ns + "/configmaps/dots", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dots"}}`},
+			} {
+				u, err := url.Parse(s.AdminConfig.Host)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Sent as written: no client cleans the path first.
+				u.Opaque = "//" + u.Host + tc.path
+				code, body := rawURLRequest(t, s.AdminConfig, tc.method, u, tc.body)
+				if code != http.StatusBadRequest {
+					t.Errorf("%s %s: want 400, got %d: %.200s", tc.method, tc.path, code, body)
+				}
+			}
+		}
+		assertNoConfigMap(t, s.Client, "dots")
+	})
+
+	t.Run("malformed chunked body is 400", func(t *testing.T) {
+		tlsConfig, err := rest.TLSConfigFor(s.AdminConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(s.AdminConfig.Host)
+		conn, err := tls.Dial("tcp", u.Host, tlsConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_, _ = conn.Write([]byte("POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: " + u.Host +
+			"\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"))
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("malformed chunked body: want 400, got %s", resp.Status)
+		}
 	})
 
 	t.Run("body over 3 MiB is 413", func(t *testing.T) {
