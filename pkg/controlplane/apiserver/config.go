@@ -291,7 +291,7 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	}
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
-		return genericapiserver.DefaultBuildHandlerChain(withClientInputChecks(withResourceVersionCheck(withVersion(h), codecs), codecs), c)
+		return genericapiserver.DefaultBuildHandlerChain(withClientInputChecks(withPatchInputErrors(withResourceVersionCheck(withVersion(h), codecs), codecs), codecs), c)
 	}
 
 	if comp.APIExtensions {
