@@ -248,6 +248,7 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	if err := o.Etcd.ApplyWithStorageFactoryTo(storageFactory, gc); err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
+	gc.RESTOptionsGetter = withObjectSizeErrors(gc.RESTOptionsGetter)
 
 	tokens, err := o.Authentication.ServiceAccounts.New(func() satoken.Getter { return satoken.NewGetter(c.Informers.Core().V1(), client) })
 	if err != nil {
@@ -415,7 +416,7 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	return &apiextensionsapiserver.Config{
 		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: c.Informers},
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker),
+			CRDRESTOptionsGetter: withObjectSizeErrors(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker)),
 			MasterCount:          1,
 			AuthResolverWrapper:  authResolver,
 			ServiceResolver:      serviceResolver,

@@ -1,0 +1,78 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+)
+
+// tooLargeMessage says what etcd's limit is: its --max-request-bytes
+// default, which gcp etcd and gcp start keep.
+const tooLargeMessage = "the object is larger than etcd stores in one request (1.5 MiB with etcd's default --max-request-bytes): make it smaller"
+
+// objectSizeGetter is a RESTOptionsGetter whose storage answers 413 when
+// etcd refuses an object for its size. etcd refuses such a request whole,
+// so nothing is stored; k8s.io/apiserver would pass etcd's error on as a
+// 500.
+type objectSizeGetter struct{ generic.RESTOptionsGetter }
+
+// withObjectSizeErrors wraps g (nil stays nil).
+func withObjectSizeErrors(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
+	if g == nil {
+		return nil
+	}
+	return objectSizeGetter{g}
+}
+
+func (g objectSizeGetter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.RESTOptionsGetter.GetRESTOptions(resource, example)
+	if err != nil || opts.Decorator == nil {
+		return opts, err
+	}
+	decorate := opts.Decorator
+	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrs storage.AttrFunc, triggers storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+		s, destroy, err := decorate(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrs, triggers, indexers)
+		if err != nil || s == nil {
+			return s, destroy, err
+		}
+		return objectSizeStorage{s}, destroy, nil
+	}
+	return opts, nil
+}
+
+// objectSizeStorage turns etcd's "too large" into 413 on writes.
+type objectSizeStorage struct{ storage.Interface }
+
+func (s objectSizeStorage) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	return sizeError(s.Interface.Create(ctx, key, obj, out, ttl))
+}
+
+func (s objectSizeStorage) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object) error {
+	return sizeError(s.Interface.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, tryUpdate, cachedExistingObject))
+}
+
+// sizeError is err, or 413 when etcd (or its client, past its message
+// size) refused the request for its size.
+func sizeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, rpctypes.ErrGRPCRequestTooLarge) || rpctypes.ErrorDesc(err) == rpctypes.ErrRequestTooLarge.Error() ||
+		grpcstatus.Code(err) == codes.ResourceExhausted {
+		return apierrors.NewRequestEntityTooLargeError(tooLargeMessage)
+	}
+	return err
+}
