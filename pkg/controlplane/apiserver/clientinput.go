@@ -4,23 +4,29 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 )
 
-// withClientInputChecks answers 400 for client input that k8s.io/apiserver
-// answers 500 for, before it reaches a handler:
+// withClientInputChecks answers 4xx for client input that k8s.io/apiserver
+// answers 500 for, or no answer at all:
 //   - a namespace in the URL that cannot be a path segment ("." and "..",
 //     also escaped as %2e%2e): the storage key built from it is invalid;
 //   - a request body that cannot be read (a malformed chunked encoding):
-//     the handlers pass the read error on as an internal error.
+//     the handlers pass the read error on as an internal error;
+//   - a protobuf body for a resource without a protobuf form (415).
 func withClientInputChecks(next http.Handler, codecs serializer.CodecFactory) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest && info.Namespace != "" {
@@ -33,8 +39,61 @@ func withClientInputChecks(next http.Handler, codecs serializer.CodecFactory) ht
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = clientBody{r.Body}
 		}
+		if isProtobuf(r) {
+			serveProtobufBody(next, w, r, codecs)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isProtobuf says whether r sends a protobuf body.
+func isProtobuf(r *http.Request) bool {
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mediaType == runtime.ContentTypeProtobuf && r.Body != nil && r.Body != http.NoBody
+}
+
+// serveProtobufBody serves a request with a protobuf body, and answers 415
+// if decoding it panics before anything was written: custom resources
+// have no protobuf form, and apiextensions-apiserver's decoder for them
+// dereferences a nil pointer on one instead of refusing it, so the client
+// got no answer at all.
+func serveProtobufBody(next http.Handler, w http.ResponseWriter, r *http.Request, codecs serializer.CodecFactory) {
+	tracked := &headerTracker{ResponseWriter: w}
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if p == http.ErrAbortHandler || tracked.wroteHeader {
+			panic(p)
+		}
+		utilruntime.HandleError(fmt.Errorf("a protobuf body for %s made the handler panic; answered 415: %v", r.URL.Path, p))
+		status := &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: fmt.Sprintf("the body's media type %s is not accepted for %s: send application/json or application/yaml", runtime.ContentTypeProtobuf, r.URL.Path),
+		}}
+		responsewriters.ErrorNegotiated(status, codecs, schema.GroupVersion{Version: "v1"}, w, r)
+	}()
+	next.ServeHTTP(responsewriter.WrapForHTTP1Or2(tracked), r)
+}
+
+// headerTracker notes whether the response has begun.
+type headerTracker struct {
+	http.ResponseWriter
+	wroteHeader bool
+}
+
+func (h *headerTracker) Unwrap() http.ResponseWriter { return h.ResponseWriter }
+
+func (h *headerTracker) WriteHeader(code int) {
+	h.wroteHeader = true
+	h.ResponseWriter.WriteHeader(code)
+}
+
+func (h *headerTracker) Write(p []byte) (int, error) {
+	h.wroteHeader = true
+	return h.ResponseWriter.Write(p)
 }
 
 // clientBody turns an error reading the body (other than its end, and
