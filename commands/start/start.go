@@ -35,6 +35,8 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		"Admission plugins to enable in addition to the default ones, as for gcp apiserver.")
 	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins,
 		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
+	fs.BoolVar(&o.SecretsEncryption, "secrets-encryption", o.SecretsEncryption,
+		"Encrypt Secrets in etcd with a key kept in <data-dir>/pki/"+allinone.EncryptionConfigName+" (made on the first start). See docs/security.md for rotating it.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof and /debug/flags/v (to system:masters only).")
 	watchGrace := options.DefaultShutdownWatchTerminationGracePeriod
 	o.ShutdownWatchTerminationGracePeriod = &watchGrace

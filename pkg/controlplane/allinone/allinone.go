@@ -57,6 +57,10 @@ type Options struct {
 	// apiserver's --shutdown-watch-termination-grace-period; nil means
 	// its default (options.DefaultShutdownWatchTerminationGracePeriod).
 	ShutdownWatchTerminationGracePeriod *time.Duration
+	// SecretsEncryption encrypts Secrets in etcd with a key kept in the
+	// PKI dir (EncryptionConfigName), made on the first start. NewOptions
+	// turns it on.
+	SecretsEncryption bool
 	// Profiling serves /debug/pprof and /debug/flags/v to system:masters,
 	// as the apiserver's --profiling; off by default.
 	Profiling bool
@@ -83,7 +87,8 @@ type Options struct {
 // NewOptions returns the defaults of `gcp start`: the controllers on by
 // default run.
 func NewOptions() *Options {
-	return &Options{DataDir: ".gcp", BindAddress: "127.0.0.1", SecurePort: options.DefaultSecurePort, Controllers: []string{"*"}}
+	return &Options{DataDir: ".gcp", BindAddress: "127.0.0.1", SecurePort: options.DefaultSecurePort, Controllers: []string{"*"},
+		SecretsEncryption: true}
 }
 
 // Validate checks the options.
@@ -204,6 +209,13 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	ao.Admission.EnablePlugins = append(ao.Admission.EnablePlugins, o.EnableAdmissionPlugins...)
 	ao.Admission.DisablePlugins = append(ao.Admission.DisablePlugins, o.DisableAdmissionPlugins...)
 	ao.Features.EnableProfiling = o.Profiling
+	if o.SecretsEncryption {
+		path, err := ensureEncryptionConfig(filepath.Dir(files.CACert))
+		if err != nil {
+			return fail(err)
+		}
+		ao.Etcd.EncryptionProviderConfigFilepath = path
+	}
 	if o.ShutdownWatchTerminationGracePeriod != nil {
 		ao.GenericServerRunOptions.ShutdownWatchTerminationGracePeriod = *o.ShutdownWatchTerminationGracePeriod
 	}
