@@ -37,6 +37,9 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
 	fs.BoolVar(&o.SecretsEncryption, "secrets-encryption", o.SecretsEncryption,
 		"Encrypt Secrets in etcd with a key kept in <data-dir>/pki/"+allinone.EncryptionConfigName+" (made on the first start). See docs/security.md for rotating it.")
+	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath,
+		"Write an audit log to this file ('-' for standard output) with the policy in <data-dir>/"+allinone.AuditPolicyName+
+			" (a default is written the first time), rotated after 100 MiB, 10 files kept for 30 days.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof and /debug/flags/v (to system:masters only).")
 	watchGrace := options.DefaultShutdownWatchTerminationGracePeriod
 	o.ShutdownWatchTerminationGracePeriod = &watchGrace

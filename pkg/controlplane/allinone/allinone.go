@@ -61,6 +61,11 @@ type Options struct {
 	// PKI dir (EncryptionConfigName), made on the first start. NewOptions
 	// turns it on.
 	SecretsEncryption bool
+	// AuditLogPath, when set, writes an audit log there ("-" is standard
+	// output) with the data dir's audit policy (AuditPolicyName, the
+	// default written the first time) and rotation after 100 MiB, keeping
+	// 10 files for 30 days.
+	AuditLogPath string
 	// Profiling serves /debug/pprof and /debug/flags/v to system:masters,
 	// as the apiserver's --profiling; off by default.
 	Profiling bool
@@ -209,6 +214,15 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	ao.Admission.EnablePlugins = append(ao.Admission.EnablePlugins, o.EnableAdmissionPlugins...)
 	ao.Admission.DisablePlugins = append(ao.Admission.DisablePlugins, o.DisableAdmissionPlugins...)
 	ao.Features.EnableProfiling = o.Profiling
+	if o.AuditLogPath != "" {
+		policy, err := ensureAuditPolicy(dataDir)
+		if err != nil {
+			return fail(err)
+		}
+		ao.Audit.PolicyFile = policy
+		ao.Audit.LogOptions.Path = o.AuditLogPath
+		ao.Audit.LogOptions.MaxAge, ao.Audit.LogOptions.MaxBackups, ao.Audit.LogOptions.MaxSize = auditLogMaxAge, auditLogMaxBackups, auditLogMaxSize
+	}
 	if o.SecretsEncryption {
 		path, err := ensureEncryptionConfig(filepath.Dir(files.CACert))
 		if err != nil {
