@@ -65,8 +65,14 @@ func TestCrashLoop(t *testing.T) {
 			}
 			counterAcked, counterAttempted = n, n
 		}
-		if rv := resourceVersion(t, counter); rv < maxRV {
-			t.Fatalf("round %d: resourceVersion went back from %d to %d", round, maxRV, rv)
+		// The store's revision (a consistent list's resourceVersion) is at
+		// least every resourceVersion acknowledged before the kill.
+		list, err := cms.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rv, err := strconv.ParseUint(list.ResourceVersion, 10, 64); err != nil || rv < maxRV {
+			t.Fatalf("round %d: resourceVersion went back from %d to %s (%v)", round, maxRV, list.ResourceVersion, err)
 		}
 
 		// Write until a random moment, then SIGKILL.
