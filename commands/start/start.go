@@ -5,6 +5,7 @@ package start
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -37,6 +38,10 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
 	fs.BoolVar(&o.SecretsEncryption, "secrets-encryption", o.SecretsEncryption,
 		"Encrypt Secrets in etcd with a key kept in <data-dir>/pki/"+allinone.EncryptionConfigName+" (made on the first start). See docs/security.md for rotating it.")
+	compaction := 5 * time.Minute
+	o.CompactionInterval = &compaction
+	fs.DurationVar(o.CompactionInterval, "etcd-compaction-interval", compaction,
+		"How often the API server compacts etcd's history, as gcp apiserver's flag; 0 never compacts.")
 	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath,
 		"Write an audit log to this file ('-' for standard output) with the policy in <data-dir>/"+allinone.AuditPolicyName+
 			" (a default is written the first time), rotated after 100 MiB, 10 files kept for 30 days.")

@@ -61,6 +61,10 @@ type Options struct {
 	// PKI dir (EncryptionConfigName), made on the first start. NewOptions
 	// turns it on.
 	SecretsEncryption bool
+	// CompactionInterval, when set, is how often the API server compacts
+	// etcd's history, as gcp apiserver's --etcd-compaction-interval; nil
+	// means its default of 5 minutes.
+	CompactionInterval *time.Duration
 	// AuditLogPath, when set, writes an audit log there ("-" is standard
 	// output) with the data dir's audit policy (AuditPolicyName, the
 	// default written the first time) and rotation after 100 MiB, keeping
@@ -214,6 +218,9 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	ao.Admission.EnablePlugins = append(ao.Admission.EnablePlugins, o.EnableAdmissionPlugins...)
 	ao.Admission.DisablePlugins = append(ao.Admission.DisablePlugins, o.DisableAdmissionPlugins...)
 	ao.Features.EnableProfiling = o.Profiling
+	if o.CompactionInterval != nil {
+		ao.Etcd.StorageConfig.CompactionInterval = *o.CompactionInterval
+	}
 	if o.AuditLogPath != "" {
 		policy, err := ensureAuditPolicy(dataDir)
 		if err != nil {
