@@ -19,11 +19,13 @@ import (
 // TestWatchInvariants: with writers updating objects concurrently, a watch
 // sees every change of every object exactly once and in order (no gap, no
 // duplicate, no reordering); a watch resumed from any resourceVersion it
-// saw delivers exactly the rest. (--etcd-compaction-interval 1s runs
-// compaction under the watches all along.)
+// saw delivers exactly the rest (--etcd-compaction-interval 1s runs
+// compaction under the watches all along); after a restart, a watch from a
+// resourceVersion before it is 410 Gone.
 func TestWatchInvariants(t *testing.T) {
 	t.Parallel()
-	a := startAllInOne(t, t.TempDir(), "--etcd-compaction-interval", "1s")
+	dir := t.TempDir()
+	a := startAllInOne(t, dir, "--etcd-compaction-interval", "1s")
 	cfg, err := clientcmd.BuildConfigFromFlags("", a.kubeconfig())
 	if err != nil {
 		t.Fatal(err)
@@ -130,5 +132,31 @@ func TestWatchInvariants(t *testing.T) {
 		if want := events[from+1+i]; e != want {
 			t.Fatalf("resumed watch event %d: %+v, want %+v", i, e, want)
 		}
+	}
+
+	// After a restart the server keeps no history from before it (etcd's
+	// is compacted, and the watch cache starts afresh): a watch from the
+	// first resourceVersion is 410 Gone, and the client relists.
+	if err := a.stop(); err != nil {
+		t.Fatal(err)
+	}
+	b := startAllInOne(t, dir, "--etcd-compaction-interval", "1s")
+	cfg, err = clientcmd.BuildConfigFromFlags("", b.kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps("watched").Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err == nil {
+		defer old.Stop()
+		select {
+		case e := <-old.ResultChan():
+			if status, ok := e.Object.(*metav1.Status); !ok || e.Type != watch.Error || status.Code != 410 {
+				t.Fatalf("watch from a resourceVersion before the restart: %s %#v, want 410", e.Type, e.Object)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("watch from a resourceVersion before the restart: no event, want 410")
+		}
+	} else if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Fatalf("watch from a resourceVersion before the restart: %v, want 410", err)
 	}
 }
