@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
@@ -20,7 +18,6 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 )
@@ -59,11 +56,18 @@ func (t *storageTracker) track(cfg *apiserver.Config) {
 	}
 }
 
+// wrap makes g's storage report itself, with its destroy function, to t.
 func (t *storageTracker) wrap(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
-	if g == nil {
-		return nil
-	}
-	return trackingGetter{getter: g, tracker: t}
+	return apiserver.WrapStorage(g, func(s storage.Interface, destroy factory.DestroyFunc) storage.Interface {
+		if destroy == nil {
+			return s
+		}
+		ts := &trackedStorage{Interface: s, destroy: destroy}
+		if !t.add(ts) {
+			return s
+		}
+		return ts
+	})
 }
 
 // add records s unless the tracker is done, and reports whether it did.
@@ -117,34 +121,6 @@ func (t *storageTracker) release() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.storages, t.done = nil, true
-}
-
-// trackingGetter is a RESTOptionsGetter whose storage decorator reports
-// each storage it builds, with its destroy function, to the tracker.
-type trackingGetter struct {
-	getter  generic.RESTOptionsGetter
-	tracker *storageTracker
-}
-
-func (g trackingGetter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
-	opts, err := g.getter.GetRESTOptions(resource, example)
-	if err != nil || opts.Decorator == nil {
-		return opts, err
-	}
-	decorate := opts.Decorator
-	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(runtime.Object) (string, error),
-		newFunc, newListFunc func() runtime.Object, getAttrs storage.AttrFunc, triggers storage.IndexerFuncs, indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
-		s, destroy, err := decorate(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrs, triggers, indexers)
-		if err != nil || s == nil || destroy == nil {
-			return s, destroy, err
-		}
-		ts := &trackedStorage{Interface: s, destroy: destroy}
-		if !g.tracker.add(ts) {
-			return s, destroy, nil
-		}
-		return ts, destroy, nil
-	}
-	return opts, nil
 }
 
 // errDestroyed is what Stats returns once a failed start has destroyed the

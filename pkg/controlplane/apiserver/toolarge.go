@@ -21,22 +21,30 @@ import (
 // default, which gcp etcd and gcp start keep.
 const tooLargeMessage = "the object is larger than etcd stores in one request (1.5 MiB with etcd's default --max-request-bytes): make it smaller"
 
-// objectSizeGetter is a RESTOptionsGetter whose storage answers 413 when
-// etcd refuses an object for its size. etcd refuses such a request whole,
-// so nothing is stored; k8s.io/apiserver would pass etcd's error on as a
-// 500.
-type objectSizeGetter struct{ generic.RESTOptionsGetter }
-
-// withObjectSizeErrors wraps g (nil stays nil).
+// withObjectSizeErrors wraps g so that its storage answers 413 when etcd
+// refuses an object for its size. etcd refuses such a request whole, so
+// nothing is stored; k8s.io/apiserver would pass etcd's error on as a 500.
 func withObjectSizeErrors(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
+	return WrapStorage(g, func(s storage.Interface, _ factory.DestroyFunc) storage.Interface { return objectSizeStorage{s} })
+}
+
+// WrapStorage returns a RESTOptionsGetter like g whose storage decorator
+// passes every storage it builds, with its destroy function, through wrap
+// (nil stays nil).
+func WrapStorage(g generic.RESTOptionsGetter, wrap func(storage.Interface, factory.DestroyFunc) storage.Interface) generic.RESTOptionsGetter {
 	if g == nil {
 		return nil
 	}
-	return objectSizeGetter{g}
+	return storageWrapper{getter: g, wrap: wrap}
 }
 
-func (g objectSizeGetter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
-	opts, err := g.RESTOptionsGetter.GetRESTOptions(resource, example)
+type storageWrapper struct {
+	getter generic.RESTOptionsGetter
+	wrap   func(storage.Interface, factory.DestroyFunc) storage.Interface
+}
+
+func (g storageWrapper) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.getter.GetRESTOptions(resource, example)
 	if err != nil || opts.Decorator == nil {
 		return opts, err
 	}
@@ -47,7 +55,7 @@ func (g objectSizeGetter) GetRESTOptions(resource schema.GroupResource, example 
 		if err != nil || s == nil {
 			return s, destroy, err
 		}
-		return objectSizeStorage{s}, destroy, nil
+		return g.wrap(s, destroy), destroy, nil
 	}
 	return opts, nil
 }
