@@ -10,8 +10,8 @@ import (
 )
 
 // TestNoSpaceRecovery fills etcd past a tiny --quota-backend-bytes, as a
-// runaway client would fill a real one: writes then fail with etcd's
-// error instead of hanging, reads go on, /readyz fails naming the alarm,
+// runaway client would fill a real one: writes then fail at once with 507
+// Insufficient Storage and etcd's error instead of hanging, reads go on, /readyz fails naming the alarm,
 // and docs/operations.md's recovery (delete, gcp etcd compact, defrag,
 // alarm disarm) brings writes back with nothing lost.
 func TestNoSpaceRecovery(t *testing.T) {
@@ -29,7 +29,7 @@ func TestNoSpaceRecovery(t *testing.T) {
 	for i := 0; i < 40 && refused == ""; i++ {
 		name := fmt.Sprintf("big-%d", i)
 		start := time.Now()
-		out, err := a.kubectlErr("create", "configmap", name, "--from-file=d="+big)
+		out, err := a.kubectlErr("create", "configmap", name, "--from-file=d="+big, "-v=6")
 		if took := time.Since(start); took > 20*time.Second {
 			t.Fatalf("a write against a full etcd took %v", took)
 		}
@@ -39,8 +39,8 @@ func TestNoSpaceRecovery(t *testing.T) {
 		}
 		created = append(created, name)
 	}
-	if !strings.Contains(refused, "database space exceeded") {
-		t.Fatalf("after %d big configmaps no write was refused for space: %q", len(created), refused)
+	if !strings.Contains(refused, "database space exceeded") || !strings.Contains(refused, `status="507 Insufficient Storage"`) {
+		t.Fatalf("after %d big configmaps no write was refused with 507 for space: %q", len(created), refused)
 	}
 	if out := a.kubectl("get", "configmap", "kept", "-o", "jsonpath={.data.k}"); out != "v" {
 		t.Fatalf("read while NOSPACE: %q", out)

@@ -3,11 +3,13 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -60,7 +62,8 @@ func (g storageWrapper) GetRESTOptions(resource schema.GroupResource, example ru
 	return opts, nil
 }
 
-// objectSizeStorage turns etcd's "too large" into 413 on writes.
+// objectSizeStorage turns etcd's "too large" into 413, and its NOSPACE
+// into 507, on writes.
 type objectSizeStorage struct{ storage.Interface }
 
 func (s objectSizeStorage) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
@@ -73,7 +76,8 @@ func (s objectSizeStorage) GuaranteedUpdate(ctx context.Context, key string, des
 }
 
 // sizeError is err, or 413 when etcd (or its client, past its message
-// size) refused the request for its size.
+// size) refused the request for its size, or 507 when etcd refuses every
+// write because its database reached its quota (the NOSPACE alarm).
 func sizeError(err error) error {
 	if err == nil {
 		return nil
@@ -81,6 +85,12 @@ func sizeError(err error) error {
 	if errors.Is(err, rpctypes.ErrGRPCRequestTooLarge) || rpctypes.ErrorDesc(err) == rpctypes.ErrRequestTooLarge.Error() ||
 		grpcstatus.Code(err) == codes.ResourceExhausted {
 		return apierrors.NewRequestEntityTooLargeError(tooLargeMessage)
+	}
+	if errors.Is(err, rpctypes.ErrGRPCNoSpace) || rpctypes.ErrorDesc(err) == rpctypes.ErrNoSpace.Error() {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusInsufficientStorage, Reason: metav1.StatusReasonServiceUnavailable,
+			Message: "etcdserver: mvcc: database space exceeded: etcd takes no writes until space is freed and its NOSPACE alarm disarmed (docs/operations.md)",
+		}}
 	}
 	return err
 }
