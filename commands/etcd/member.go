@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/pflag"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	"google.golang.org/grpc/grpclog"
+
+	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
 // clientOptions are how a `gcp etcd` subcommand reaches the cluster: the
@@ -42,16 +42,7 @@ func (o *clientOptions) config() (clientv3.Config, error) {
 	// The client retries unreachable members by itself; its logs would
 	// bury the command's answer, and errors come back to the command.
 	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
-	cfg := clientv3.Config{Endpoints: o.servers, DialTimeout: o.timeout, Logger: zap.NewNop()}
-	if o.caFile != "" || o.cert != "" {
-		tlsInfo := transport.TLSInfo{CertFile: o.cert, KeyFile: o.key, TrustedCAFile: o.caFile}
-		tlsConfig, err := tlsInfo.ClientConfig()
-		if err != nil {
-			return cfg, fmt.Errorf("etcd client TLS: %w", err)
-		}
-		cfg.TLS = tlsConfig
-	}
-	return cfg, nil
+	return gcpetcd.ClientConfig(o.servers, o.cert, o.key, o.caFile, o.timeout)
 }
 
 // connect returns a client of the cluster; close it when done.
@@ -89,15 +80,12 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	o.addFlags(cmd.PersistentFlags())
-	with := func(f func(context.Context, *clientv3.Client, io.Writer) error) func(*cobra.Command, []string) error {
-		return o.run(ctx, f)
-	}
 
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List the members: ID, name, status, whether a learner, peer and client URLs",
 		Args:  cobra.NoArgs,
-		RunE: with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+		RunE: o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
 			resp, err := c.MemberList(ctx)
 			if err != nil {
 				return fmt.Errorf("member list: %w", err)
@@ -126,7 +114,7 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 			if len(peerURLs) == 0 {
 				return errors.New("--peer-urls is required: the new member's --initial-advertise-peer-urls")
 			}
-			return with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+			return o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
 				var resp *clientv3.MemberAddResponse
 				var err error
 				if voter {
@@ -172,7 +160,7 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 			Short: short,
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				return with(func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+				return o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
 					m, err := findMember(ctx, c, args[0])
 					if err != nil {
 						return err

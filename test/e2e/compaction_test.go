@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
 // TestAPIServerCompactsEtcd: the API server compacts etcd's history every
@@ -30,12 +31,12 @@ func TestAPIServerCompactsEtcd(t *testing.T) {
 	}
 	a.kubectl("--server", server, "patch", "configmap", "history", "--type=merge", "-p", `{"data":{"v":"2"}}`)
 
-	tlsConfig, err := transport.TLSInfo{CertFile: c.p("apiserver-etcd-client.crt"), KeyFile: c.p("apiserver-etcd-client.key"),
-		TrustedCAFile: c.p("etcd/ca.crt")}.ClientConfig()
+	cfg, err := gcpetcd.ClientConfig(strings.Split(c.etcdURLs, ","), c.p("apiserver-etcd-client.crt"), c.p("apiserver-etcd-client.key"),
+		c.p("etcd/ca.crt"), 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: strings.Split(c.etcdURLs, ","), TLS: tlsConfig, DialTimeout: 10 * time.Second})
+	client, err := clientv3.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
 // etcdAlarms are readiness checks for etcd's alarms, one per kind
@@ -66,14 +66,9 @@ func (a *etcdAlarms) list(ctx context.Context) []*etcdserverpb.AlarmMember {
 // ask opens a client for one question and closes it, so nothing of it
 // outlives a check (etcd may stop before the server that checks it).
 func (a *etcdAlarms) ask(ctx context.Context) []*etcdserverpb.AlarmMember {
-	cfg := clientv3.Config{Endpoints: a.transport.ServerList, DialTimeout: 2 * time.Second, Logger: zap.NewNop()}
-	if a.transport.CertFile != "" || a.transport.TrustedCAFile != "" {
-		tlsInfo := transport.TLSInfo{CertFile: a.transport.CertFile, KeyFile: a.transport.KeyFile, TrustedCAFile: a.transport.TrustedCAFile}
-		tlsConfig, err := tlsInfo.ClientConfig()
-		if err != nil {
-			return nil
-		}
-		cfg.TLS = tlsConfig
+	cfg, err := etcd.ClientConfig(a.transport.ServerList, a.transport.CertFile, a.transport.KeyFile, a.transport.TrustedCAFile, 2*time.Second)
+	if err != nil {
+		return nil
 	}
 	client, err := clientv3.New(cfg)
 	if err != nil {
