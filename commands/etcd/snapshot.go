@@ -37,7 +37,10 @@ func newSnapshotCommand(ctx context.Context) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(ctx, o.timeout)
 			defer cancel()
-			st, err := gcpetcd.SaveSnapshot(ctx, cfg, args[0])
+			if err := gcpetcd.SaveSnapshot(ctx, cfg, args[0]); err != nil {
+				return err
+			}
+			st, err := gcpetcd.InspectSnapshot(args[0])
 			if err != nil {
 				return err
 			}

@@ -22,25 +22,23 @@ import (
 type SnapshotStatus = etcdutlsnapshot.Status
 
 // SaveSnapshot streams a snapshot of the one member cfg.Endpoints names
-// into path (mode 0600: it holds every secret), which must not exist yet,
-// and returns its status.
-func SaveSnapshot(ctx context.Context, cfg clientv3.Config, path string) (SnapshotStatus, error) {
+// into path (mode 0600: it holds every secret), which must not exist yet.
+// It does not read the file back: InspectSnapshot does, at the cost of
+// walking the whole database.
+func SaveSnapshot(ctx context.Context, cfg clientv3.Config, path string) error {
 	if len(cfg.Endpoints) != 1 {
-		return SnapshotStatus{}, fmt.Errorf("a snapshot is taken from one member; got %d endpoints", len(cfg.Endpoints))
+		return fmt.Errorf("a snapshot is taken from one member; got %d endpoints", len(cfg.Endpoints))
 	}
 	if _, err := os.Lstat(path); err == nil {
-		return SnapshotStatus{}, fmt.Errorf("%s exists; a snapshot never overwrites a file", path)
+		return fmt.Errorf("%s exists; a snapshot never overwrites a file", path)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = zap.NewNop()
 	}
 	if _, err := clientsnapshot.SaveWithVersion(ctx, cfg.Logger, cfg, path); err != nil {
-		return SnapshotStatus{}, fmt.Errorf("snapshot of %s: %w", cfg.Endpoints[0], err)
+		return fmt.Errorf("snapshot of %s: %w", cfg.Endpoints[0], err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		return SnapshotStatus{}, err
-	}
-	return InspectSnapshot(path)
+	return os.Chmod(path, 0o600)
 }
 
 // InspectSnapshot checks a snapshot file's integrity and returns its
@@ -106,18 +104,20 @@ func RestoreSnapshot(cfg RestoreConfig) error {
 	if cfg.Name == "" {
 		cfg.Name = DefaultName
 	}
+	if entries, err := os.ReadDir(cfg.DataDir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("data dir %s is not empty; restore makes a new one", cfg.DataDir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
 	plain, cleanup, err := uncompressed(cfg.Snapshot)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	cfg.Snapshot = plain
-	if _, err := inspect(cfg.Snapshot); err != nil {
-		return err
-	}
-	if entries, err := os.ReadDir(cfg.DataDir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("data dir %s is not empty; restore makes a new one", cfg.DataDir)
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+	// The checksum first, so that etcdutl's bbolt never maps a truncated
+	// file; etcdutl checks it again as it copies.
+	if err := verifyChecksum(cfg.Snapshot); err != nil {
 		return err
 	}
 	if len(cfg.PeerURLs) == 0 {

@@ -44,7 +44,7 @@ func (d SnapshotDir) Save(ctx context.Context, cfg clientv3.Config, now time.Tim
 	}
 	name := snapshotPrefix + now.UTC().Format(snapshotTimeLayout) + snapshotSuffix
 	path := filepath.Join(string(d), name)
-	if _, err := SaveSnapshot(ctx, cfg, path); err != nil {
+	if err := SaveSnapshot(ctx, cfg, path); err != nil {
 		_ = os.Remove(path)
 		return SnapshotFile{}, err
 	}
