@@ -5,9 +5,9 @@ package start
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/term"
 
@@ -38,7 +38,7 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
 	fs.BoolVar(&o.SecretsEncryption, "secrets-encryption", o.SecretsEncryption,
 		"Encrypt Secrets in etcd with a key kept in <data-dir>/pki/"+allinone.EncryptionConfigName+" (made on the first start). See docs/security.md for rotating it.")
-	compaction := 5 * time.Minute
+	compaction := storagebackend.DefaultCompactInterval
 	o.CompactionInterval = &compaction
 	fs.DurationVar(o.CompactionInterval, "etcd-compaction-interval", compaction,
 		"How often the API server compacts etcd's history, as gcp apiserver's flag; 0 never compacts.")

@@ -186,7 +186,8 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		return nil, err
 	}
 
-	files, err := pki.Ensure(pki.Options{Dir: filepath.Join(dataDir, "pki"), ServingSANs: o.TLSSANs})
+	pkiDir := filepath.Join(dataDir, "pki")
+	files, err := pki.Ensure(pki.Options{Dir: pkiDir, ServingSANs: o.TLSSANs})
 	if err != nil {
 		return fail(err)
 	}
@@ -231,7 +232,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		ao.Audit.LogOptions.MaxAge, ao.Audit.LogOptions.MaxBackups, ao.Audit.LogOptions.MaxSize = auditLogMaxAge, auditLogMaxBackups, auditLogMaxSize
 	}
 	if o.SecretsEncryption {
-		path, err := ensureEncryptionConfig(filepath.Dir(files.CACert))
+		path, err := ensureEncryptionConfig(pkiDir)
 		if err != nil {
 			return fail(err)
 		}

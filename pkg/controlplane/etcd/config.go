@@ -112,7 +112,7 @@ type Config struct {
 
 	// QuotaBackendBytes caps the database size; past it etcd raises the
 	// NOSPACE alarm and takes no more writes until it is disarmed. 0 means
-	// etcd's default (DefaultQuotaBackendBytes).
+	// etcd's default of 2 GiB, which kubeadm's etcd runs with too.
 	QuotaBackendBytes int64
 	// LogLevel is etcd's own log level (debug, info, warn, error); empty
 	// means DefaultLogLevel.
@@ -134,11 +134,6 @@ func DefaultConfig(dataDir string) Config {
 		ReadyTimeout:        DefaultReadyTimeout,
 	}
 }
-
-// DefaultQuotaBackendBytes is etcd's own default database size limit,
-// 2 GiB, which gcp keeps: kubeadm's etcd runs with it too, and etcd
-// advises against more than 8 GiB.
-const DefaultQuotaBackendBytes = 2 << 30
 
 // UnixSocketURL returns the URL of a unix socket at path, made absolute:
 // unix:///abs/path. etcd listens on it, and the same string works as a
