@@ -44,6 +44,25 @@ func TestStartSnapshotRestore(t *testing.T) {
 	}
 	online := filepath.Join(oldDir, "snapshots", strings.Fields(lines[1])[0])
 
+	// A snapshot that fails its checksum, restored into a new data dir,
+	// leaves nothing behind.
+	data, err := os.ReadFile(online)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0xff
+	corrupt := filepath.Join(t.TempDir(), "corrupt.db")
+	if err := os.WriteFile(corrupt, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	failedDir := filepath.Join(t.TempDir(), "failed")
+	if out, code := runGCP(t, "snapshot", "restore", corrupt, "--data-dir", failedDir); code != 1 {
+		t.Fatalf("restore of a corrupt snapshot: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(failedDir); !os.IsNotExist(err) {
+		t.Fatalf("a failed restore left %s behind: %v", failedDir, err)
+	}
+
 	newDir := filepath.Join(t.TempDir(), "new")
 	if err := os.MkdirAll(newDir, 0o700); err != nil {
 		t.Fatal(err)

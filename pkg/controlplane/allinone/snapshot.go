@@ -56,10 +56,18 @@ func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir, com
 // where the snapshot came from. dataDir may hold a PKI (copied from the
 // old one, so that its certificates and service account tokens stay
 // valid), but no etcd data. revisionBump is as etcd.RestoreConfig's.
-func RestoreSnapshot(snapshot, dataDir string, revisionBump uint64) error {
+func RestoreSnapshot(snapshot, dataDir string, revisionBump uint64) (err error) {
 	// A snapshot that is not there creates no data dir.
 	if _, err := os.Stat(snapshot); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
+	}
+	// A failed restore into a data dir it made leaves nothing behind.
+	if _, statErr := os.Stat(dataDir); os.IsNotExist(statErr) {
+		defer func() {
+			if err != nil {
+				_ = os.RemoveAll(dataDir)
+			}
+		}()
 	}
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
