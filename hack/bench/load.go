@@ -1,0 +1,351 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// result is one measured operation: its rate and latencies.
+type result struct {
+	ops        int
+	errors     int
+	elapsed    time.Duration
+	p50, p99   time.Duration
+	firstError error
+}
+
+func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
+
+// latencies collects per-request durations from several workers.
+type latencies struct {
+	mu     sync.Mutex
+	all    []time.Duration
+	errors int
+	first  error
+}
+
+func (l *latencies) add(d time.Duration, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.errors++
+		if l.first == nil {
+			l.first = err
+		}
+		return
+	}
+	l.all = append(l.all, d)
+}
+
+func (l *latencies) result(elapsed time.Duration) result {
+	slices.Sort(l.all)
+	r := result{ops: len(l.all), errors: l.errors, elapsed: elapsed, firstError: l.first}
+	if n := len(l.all); n > 0 {
+		r.p50, r.p99 = l.all[n/2], l.all[min(n-1, n*99/100)]
+	}
+	return r
+}
+
+// clientset is a clientset with its own connections: each load worker
+// gets one, as separate clients would.
+func clientset(cfg *rest.Config) kubernetes.Interface {
+	c := rest.CopyConfig(cfg)
+	c.Dial = (&net.Dialer{}).DialContext // client-go shares no transport with a custom dialer
+	return kubernetes.NewForConfigOrDie(c)
+}
+
+// run runs op in each of clients workers for d and measures each call.
+// op gets the worker and the call's index within the worker.
+func run(clients int, d time.Duration, op func(ctx context.Context, worker, i int) error) result {
+	var l latencies
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for w := range clients {
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				start := time.Now()
+				err := op(context.Background(), w, i)
+				if err == errNothingLeft {
+					return
+				}
+				l.add(time.Since(start), err)
+			}
+		})
+	}
+	wg.Wait()
+	return l.result(time.Since(t0))
+}
+
+// ensureNamespace creates ns if it is not there.
+func ensureNamespace(c kubernetes.Interface, ns string) error {
+	_, err := c.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		return err
+	}
+	return nil
+}
+
+func configMap(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"bench": "true"}}, Data: map[string]string{"k": strings.Repeat("v", 256)}}
+}
+
+// crud measures create, get, update and delete of ConfigMaps at clients
+// concurrent clients, d each, in a namespace of its own.
+func crud(cfg *rest.Config, clients int, d time.Duration, round string) (map[string]result, error) {
+	ns := "bench-" + round
+	workers := make([]kubernetes.Interface, clients)
+	for i := range workers {
+		workers[i] = clientset(cfg)
+	}
+	if err := ensureNamespace(workers[0], ns); err != nil {
+		return nil, err
+	}
+	out := map[string]result{}
+	created := make([]int, clients) // how many each worker created
+	out["create"] = run(clients, d, func(ctx context.Context, w, i int) error {
+		_, err := workers[w].CoreV1().ConfigMaps(ns).Create(ctx, configMap(fmt.Sprintf("w%d-%d", w, i)), metav1.CreateOptions{})
+		if err == nil {
+			created[w] = i + 1
+		}
+		return err
+	})
+	out["get"] = run(clients, d, func(ctx context.Context, w, i int) error {
+		_, err := workers[w].CoreV1().ConfigMaps(ns).Get(ctx, fmt.Sprintf("w%d-%d", w, i%max(1, created[w])), metav1.GetOptions{})
+		return err
+	})
+	// Each worker updates its own objects, with the resourceVersion it read.
+	objs := make([]*corev1.ConfigMap, clients)
+	out["update"] = run(clients, d, func(ctx context.Context, w, i int) error {
+		c := workers[w].CoreV1().ConfigMaps(ns)
+		if objs[w] == nil {
+			cm, err := c.Get(ctx, fmt.Sprintf("w%d-0", w), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			objs[w] = cm
+		}
+		objs[w].Data["i"] = strconv.Itoa(i)
+		cm, err := c.Update(ctx, objs[w], metav1.UpdateOptions{})
+		if err == nil {
+			objs[w] = cm
+		}
+		return err
+	})
+	out["delete"] = run(clients, d, func(ctx context.Context, w, i int) error {
+		if i >= created[w] {
+			return errNothingLeft
+		}
+		return workers[w].CoreV1().ConfigMaps(ns).Delete(ctx, fmt.Sprintf("w%d-%d", w, i), metav1.DeleteOptions{})
+	})
+	return out, nil
+}
+
+// errNothingLeft ends a worker that has deleted everything it created.
+var errNothingLeft = fmt.Errorf("nothing left to delete")
+
+// lists fills a namespace with n ConfigMaps and measures lists of it from
+// the watch cache (resourceVersion=0) and consistent ones, reps each.
+func lists(cfg *rest.Config, n, reps int) (map[string]result, error) {
+	c := clientset(cfg)
+	ns := fmt.Sprintf("list-%d", n)
+	if err := ensureNamespace(c, ns); err != nil {
+		return nil, err
+	}
+	workers := make([]kubernetes.Interface, 16)
+	for i := range workers {
+		workers[i] = clientset(cfg)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(workers))
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += len(workers) {
+				if _, err := workers[w].CoreV1().ConfigMaps(ns).Create(context.Background(), configMap(fmt.Sprintf("c-%d", i)), metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return nil, err
+	default:
+	}
+	out := map[string]result{}
+	for _, rv := range []string{"0", ""} {
+		var l latencies
+		t0 := time.Now()
+		for range reps {
+			start := time.Now()
+			list, err := c.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{ResourceVersion: rv})
+			if err == nil && len(list.Items) < n { // and kube-root-ca.crt
+				err = fmt.Errorf("listed %d, want %d", len(list.Items), n)
+			}
+			l.add(time.Since(start), err)
+		}
+		name := "consistent"
+		if rv == "0" {
+			name = "rv=0"
+		}
+		out[name] = l.result(time.Since(t0))
+	}
+	return out, nil
+}
+
+// watchDelivery creates n ConfigMaps one after another while a watch is
+// open and measures from each create's request to its ADDED event.
+func watchDelivery(cfg *rest.Config, n int) (result, error) {
+	c := clientset(cfg)
+	if err := ensureNamespace(c, "watch"); err != nil {
+		return result{}, err
+	}
+	w, err := clientset(cfg).CoreV1().ConfigMaps("watch").Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return result{}, err
+	}
+	defer w.Stop()
+	sent := make([]time.Time, n)
+	var mu sync.Mutex
+	var l latencies
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		seen := 0
+		for ev := range w.ResultChan() {
+			if ev.Type != watch.Added {
+				continue
+			}
+			cm := ev.Object.(*corev1.ConfigMap)
+			i, err := strconv.Atoi(strings.TrimPrefix(cm.Name, "w-"))
+			if err != nil {
+				continue
+			}
+			mu.Lock()
+			l.add(time.Since(sent[i]), nil)
+			mu.Unlock()
+			if seen++; seen == n {
+				return
+			}
+		}
+	}()
+	t0 := time.Now()
+	for i := range n {
+		mu.Lock()
+		sent[i] = time.Now()
+		mu.Unlock()
+		if _, err := c.CoreV1().ConfigMaps("watch").Create(context.Background(), configMap(fmt.Sprintf("w-%d", i)), metav1.CreateOptions{}); err != nil {
+			return result{}, err
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		return result{}, fmt.Errorf("the watch saw too few creates")
+	}
+	return l.result(time.Since(t0)), nil
+}
+
+// crds creates n CRDs, each in a group of its own, and returns how long
+// until discovery lists every one.
+func crds(cfg *rest.Config, from, to int) (time.Duration, error) {
+	client := apiextensionsclient.NewForConfigOrDie(cfg).ApiextensionsV1().CustomResourceDefinitions()
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, to-from)
+	sem := make(chan struct{}, 8)
+	for i := from; i < to; i++ {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			group := fmt.Sprintf("g%d.bench.example.com", i)
+			_, err := client.Create(context.Background(), &apiextensionsv1.CustomResourceDefinition{
+				ObjectMeta: metav1.ObjectMeta{Name: "things." + group},
+				Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+					Group: group, Scope: apiextensionsv1.NamespaceScoped,
+					Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "things", Kind: "Thing"},
+					Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+						Name: "v1", Served: true, Storage: true,
+						Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+							Type: "object",
+							Properties: map[string]apiextensionsv1.JSONSchemaProps{
+								"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+									"size": {Type: "integer"}, "name": {Type: "string"},
+									"items": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}},
+								}},
+								"status": {Type: "object", XPreserveUnknownFields: ptrTo(true)},
+							},
+						}},
+					}},
+				},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return 0, err
+	default:
+	}
+	disc := kubernetes.NewForConfigOrDie(cfg).Discovery()
+	for {
+		groups, err := disc.ServerGroups()
+		if err == nil {
+			n := 0
+			for _, g := range groups.Groups {
+				if strings.HasSuffix(g.Name, ".bench.example.com") {
+					n++
+				}
+			}
+			if n == to {
+				return time.Since(t0), nil
+			}
+		}
+		if time.Since(t0) > 15*time.Minute {
+			return 0, fmt.Errorf("not all %d CRDs in discovery after 15m", to)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// etcdPut measures raw etcd puts of 256-byte values at clients
+// concurrent clients for d: the physical limit of a write.
+func etcdPut(url string, clients int, d time.Duration) (result, error) {
+	cs := make([]*clientv3.Client, clients)
+	for i := range cs {
+		c, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second})
+		if err != nil {
+			return result{}, err
+		}
+		defer c.Close()
+		cs[i] = c
+	}
+	value := strings.Repeat("v", 256)
+	return run(clients, d, func(ctx context.Context, w, i int) error {
+		_, err := cs[w].Put(ctx, fmt.Sprintf("/bench/%d/%d", w, i), value)
+		return err
+	}), nil
+}

@@ -1,0 +1,277 @@
+// Command bench measures `gcp start` and upstream kube-apiserver +
+// kube-controller-manager + etcd side by side in one run, on the same
+// machine, with the same client-go load, and prints a table of the
+// figures and their ratios. hack/bench/run.sh builds everything and runs
+// it; docs/performance.md has the latest table.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	gcpBin := flag.String("gcp", "", "the gcp binary")
+	upstreamDir := flag.String("upstream", "", "directory with kube-apiserver, kube-controller-manager and etcd")
+	work := flag.String("work", "", "scratch directory (default: a new temporary one, removed after)")
+	clientsFlag := flag.String("clients", "1,8,32", "concurrent clients for the request rates")
+	crdsFlag := flag.String("crds", "100,300", "CRD counts to measure memory and discovery at, ascending")
+	lists := flag.String("lists", "3000,10000", "ConfigMap counts to list")
+	d := flag.Duration("duration", 5*time.Second, "how long each request rate is measured")
+	warm := flag.Int("warm", 3, "warm starts (the median is reported)")
+	flag.Parse()
+	if *gcpBin == "" || *upstreamDir == "" {
+		fmt.Fprintln(os.Stderr, "bench: --gcp and --upstream are required (hack/bench/run.sh sets them)")
+		os.Exit(1)
+	}
+	cfg := config{clients: ints(*clientsFlag), crds: ints(*crdsFlag), lists: ints(*lists), d: *d, warm: max(1, *warm)}
+	dir := *work
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "gcp-bench"); err != nil {
+			fail(err)
+		}
+		defer os.RemoveAll(dir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		fail(err)
+	}
+	stacks := []stack{
+		&gcpStack{bin: *gcpBin},
+		&upstreamStack{gcp: *gcpBin, bin: *upstreamDir, controllers: true},
+	}
+	results := make([]*measured, len(stacks))
+	for i, s := range stacks {
+		fmt.Fprintf(os.Stderr, "== %s\n", s.name())
+		m, err := measure(s, filepath.Join(dir, strconv.Itoa(i)), cfg)
+		s.stop()
+		if err != nil {
+			fail(fmt.Errorf("%s: %w", s.name(), err))
+		}
+		results[i] = m
+	}
+	report(os.Stdout, cfg, results[0], results[1], *upstreamDir)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			fail(fmt.Errorf("%q: %w", s, err))
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// config is what a run measures.
+type config struct {
+	clients, crds, lists []int
+	d                    time.Duration
+	warm                 int
+}
+
+// measured is everything measured of one stack.
+type measured struct {
+	name             string
+	cold, warm       time.Duration
+	idle             float64            // MiB, every process
+	idleParts        map[string]float64 // MiB by process
+	rates            map[string]map[int]result
+	lists            map[int]map[string]result
+	watch            result
+	crdTime, crdRSS  map[int]float64 // seconds, MiB
+	etcdPut          map[int]result
+	idleBeforeCRDs   float64
+	apiserverAndEtcd float64 // idle MiB of kube-apiserver + etcd only (upstream)
+}
+
+// idleWait is how long a stack idles before its RSS is read.
+const idleWait = 10 * time.Second
+
+func measure(s stack, dir string, cfg config) (*measured, error) {
+	m := &measured{name: s.name(), rates: map[string]map[int]result{}, lists: map[int]map[string]result{},
+		crdTime: map[int]float64{}, crdRSS: map[int]float64{}, etcdPut: map[int]result{}}
+	var err error
+	if m.cold, err = s.start(dir); err != nil {
+		return nil, err
+	}
+	log("ready from an empty data dir in %v", m.cold)
+	var warms []time.Duration
+	for range cfg.warm {
+		s.stop()
+		w, err := s.start(dir)
+		if err != nil {
+			return nil, err
+		}
+		warms = append(warms, w)
+	}
+	slices.Sort(warms)
+	m.warm = warms[len(warms)/2]
+	log("ready from a warm data dir: %v (median of %v)", m.warm, warms)
+	time.Sleep(idleWait)
+	m.idleParts = map[string]float64{}
+	for part, pid := range s.pids() {
+		m.idleParts[part] = rss(map[string]int{part: pid})
+		m.idle += m.idleParts[part]
+	}
+	m.apiserverAndEtcd = m.idleParts["kube-apiserver"] + m.idleParts["etcd"]
+	log("idle RSS %.0f MiB %v", m.idle, m.idleParts)
+
+	for _, c := range cfg.clients {
+		rates, err := crud(s.config(), c, cfg.d, strconv.Itoa(c))
+		if err != nil {
+			return nil, err
+		}
+		for op, r := range rates {
+			if m.rates[op] == nil {
+				m.rates[op] = map[int]result{}
+			}
+			m.rates[op][c] = r
+			log("%s at %d clients: %.0f/s p50 %v p99 %v errors %d %v", op, c, r.rate(), r.p50, r.p99, r.errors, r.firstError)
+		}
+	}
+	if url := s.etcdURL(); url != "" {
+		for _, c := range cfg.clients {
+			r, err := etcdPut(url, c, cfg.d)
+			if err != nil {
+				return nil, err
+			}
+			m.etcdPut[c] = r
+			log("raw etcd put at %d clients: %.0f/s", c, r.rate())
+		}
+	}
+	for _, n := range cfg.lists {
+		r, err := lists(s.config(), n, 20)
+		if err != nil {
+			return nil, err
+		}
+		m.lists[n] = r
+		for k, v := range r {
+			log("list %d %s: p50 %v p99 %v errors %d %v", n, k, v.p50, v.p99, v.errors, v.firstError)
+		}
+	}
+	if m.watch, err = watchDelivery(s.config(), 500); err != nil {
+		return nil, err
+	}
+	log("watch delivery p50 %v p99 %v", m.watch.p50, m.watch.p99)
+
+	time.Sleep(idleWait)
+	m.idleBeforeCRDs = rss(s.pids())
+	from := 0
+	for _, n := range cfg.crds {
+		t, err := crds(s.config(), from, n)
+		if err != nil {
+			return nil, err
+		}
+		m.crdTime[n] = t.Seconds()
+		time.Sleep(idleWait)
+		m.crdRSS[n] = rss(s.pids())
+		log("%d → %d CRDs: all in discovery after %v, RSS %.0f MiB", from, n, t, m.crdRSS[n])
+		from = n
+	}
+	return m, nil
+}
+
+func log(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}
+
+// report prints the table: each figure for gcp and upstream, and gcp's
+// as a ratio of upstream's.
+func report(w *os.File, cfg config, g, u *measured, upstreamDir string) {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	fmt.Fprintf(w, "Machine: %d cores (%s), %s/%s, %s. Upstream: %s. Run: %s.\n\n", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version(), versions(upstreamDir), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "| measurement | %s | %s | ratio |\n| --- | --- | --- | --- |\n", g.name, u.name)
+	row := func(what string, gv, uv float64, unit string) {
+		ratio := "–"
+		if uv != 0 {
+			ratio = fmt.Sprintf("%.2f", gv/uv)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", what, num(gv, unit), num(uv, unit), ratio)
+	}
+	row("ready, empty data dir", g.cold.Seconds(), u.cold.Seconds(), "s")
+	row(fmt.Sprintf("ready, warm data dir (median of %d)", cfg.warm), g.warm.Seconds(), u.warm.Seconds(), "s")
+	row("idle RSS after 10 s, against kube-apiserver + etcd", g.idle, u.apiserverAndEtcd, "MiB")
+	row("idle RSS after 10 s, against the full stack", g.idle, u.idle, "MiB")
+	prev, prevRSS := 0, g.idleBeforeCRDs
+	uPrevRSS := u.idleBeforeCRDs
+	for _, n := range cfg.crds {
+		row(fmt.Sprintf("RSS with %d CRDs", n), g.crdRSS[n], u.crdRSS[n], "MiB")
+		row(fmt.Sprintf("RSS growth per CRD, %d → %d", prev, n), (g.crdRSS[n]-prevRSS)/float64(n-prev), (u.crdRSS[n]-uPrevRSS)/float64(n-prev), "MiB")
+		row(fmt.Sprintf("%d → %d CRDs, create to all in discovery", prev, n), g.crdTime[n], u.crdTime[n], "s")
+		prev, prevRSS, uPrevRSS = n, g.crdRSS[n], u.crdRSS[n]
+	}
+	for _, op := range []string{"create", "get", "update", "delete"} {
+		for _, c := range cfg.clients {
+			gr, ur := g.rates[op][c], u.rates[op][c]
+			row(fmt.Sprintf("%s/s at %d clients", op, c), gr.rate(), ur.rate(), "/s")
+			row(fmt.Sprintf("%s p99 at %d clients", op, c), ms(gr.p99), ms(ur.p99), "ms")
+			if gr.errors+ur.errors > 0 {
+				fmt.Fprintf(w, "| %s errors at %d clients | %d | %d | |\n", op, c, gr.errors, ur.errors)
+			}
+		}
+	}
+	for _, n := range cfg.lists {
+		for _, kind := range []string{"rv=0", "consistent"} {
+			gr, ur := g.lists[n][kind], u.lists[n][kind]
+			row(fmt.Sprintf("list %d ConfigMaps, %s, p50", n, kind), ms(gr.p50), ms(ur.p50), "ms")
+			row(fmt.Sprintf("list %d ConfigMaps, %s, p99", n, kind), ms(gr.p99), ms(ur.p99), "ms")
+		}
+	}
+	row("watch delivery after a create, p50", ms(g.watch.p50), ms(u.watch.p50), "ms")
+	row("watch delivery after a create, p99", ms(g.watch.p99), ms(u.watch.p99), "ms")
+	for _, c := range cfg.clients {
+		if put := u.etcdPut[c].rate(); put > 0 {
+			fmt.Fprintf(w, "| create at %d clients as a share of raw etcd put (%.0f/s) | %.0f %% | %.0f %% | |\n", c, put,
+				100*g.rates["create"][c].rate()/put, 100*u.rates["create"][c].rate()/put)
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func num(v float64, unit string) string {
+	switch {
+	case unit == "s" || unit == "ms" && v < 10 || unit == "MiB" && v < 10:
+		return fmt.Sprintf("%.2f %s", v, unit)
+	case unit == "/s":
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return fmt.Sprintf("%.1f %s", v, unit)
+	}
+}
+
+// versions reports the upstream binaries' versions, as
+// build-upstream.sh wrote them down.
+func versions(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "VERSION"))
+	if err != nil {
+		return "unknown versions"
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Measures `gcp start` against upstream kube-apiserver + kube-controller-manager
+# + etcd in one run on this machine and prints the table docs/performance.md
+# shows. Builds the upstream binaries once (hack/bench/build-upstream.sh, into
+# ~/.cache/gcp-bench) and gcp from this checkout. Arguments go to the
+# measuring program (hack/bench/main.go), e.g.:
+#   hack/bench/run.sh                                  # the full run (about 15 minutes on 2 cores)
+#   hack/bench/run.sh --crds 100 --lists 3000 --duration 2s --warm 1   # a quick one
+#   hack/bench/run.sh --crds 100,300,1000              # with 1,000 CRDs
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+upstream=$(hack/bench/build-upstream.sh | tail -1)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go build -o "$work/gcp" ./cmd/gcp
+go build -o "$work/bench" ./hack/bench
+echo "$ hack/bench/run.sh $*" >&2
+"$work/bench" --gcp "$work/gcp" --upstream "$upstream" --work "$work/runs" "$@"
