@@ -100,6 +100,7 @@ type measured struct {
 	etcdPut          map[int]result
 	idleBeforeCRDs   float64
 	apiserverAndEtcd float64 // idle MiB of kube-apiserver + etcd only (upstream)
+	idleAnon         float64 // idle anonymous MiB, every process
 }
 
 // idleWait is how long a stack idles before its RSS is read.
@@ -132,6 +133,7 @@ func measure(s stack, dir string, cfg config) (*measured, error) {
 		m.idle += m.idleParts[part]
 	}
 	m.apiserverAndEtcd = m.idleParts["kube-apiserver"] + m.idleParts["etcd"]
+	m.idleAnon = rssAnon(s.pids())
 	log("idle RSS %.0f MiB %v", m.idle, m.idleParts)
 
 	for _, c := range cfg.clients {
@@ -224,6 +226,7 @@ func report(w *os.File, cfg config, g, u *measured, upstreamDir string) {
 	row("RSS 10 s after start on an empty data dir (before CRDs)", g.idleBeforeCRDs, u.idleBeforeCRDs, "MiB")
 	row("idle RSS after 10 s, against kube-apiserver + etcd", g.idle, u.apiserverAndEtcd, "MiB")
 	row("idle RSS after 10 s, against the full stack", g.idle, u.idle, "MiB")
+	row("… of which anonymous (heap, stacks; the rest is the binaries' pages)", g.idleAnon, u.idleAnon, "MiB")
 	prev, prevRSS := 0, g.idleBeforeCRDs
 	uPrevRSS := u.idleBeforeCRDs
 	for _, n := range cfg.crds {

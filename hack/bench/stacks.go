@@ -278,7 +278,15 @@ func (u *upstreamStack) etcdURL() string {
 }
 
 // rss returns the summed resident set size of pids, in MiB.
-func rss(pids map[string]int) float64 {
+func rss(pids map[string]int) float64 { return statusMiB(pids, "VmRSS:") }
+
+// rssAnon returns the summed anonymous resident memory of pids (heap,
+// stacks; not the binary's pages, which the kernel can drop and read
+// back), in MiB.
+func rssAnon(pids map[string]int) float64 { return statusMiB(pids, "RssAnon:") }
+
+// statusMiB sums a kB field of /proc/<pid>/status over pids, in MiB.
+func statusMiB(pids map[string]int, field string) float64 {
 	var kb float64
 	for _, pid := range pids {
 		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -286,7 +294,7 @@ func rss(pids map[string]int) float64 {
 			continue
 		}
 		for _, line := range strings.Split(string(status), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			if rest, ok := strings.CutPrefix(line, field); ok {
 				v, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 				kb += v
 			}
