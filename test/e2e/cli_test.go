@@ -15,6 +15,17 @@ import (
 	"time"
 )
 
+// mustGCP runs the binary, fails the test unless it exits 0, and returns
+// its combined output.
+func mustGCP(t testing.TB, args ...string) string {
+	t.Helper()
+	out, code := runGCP(t, args...)
+	if code != 0 {
+		t.Fatalf("gcp %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
 // runGCP runs the binary and returns its combined output and exit code.
 func runGCP(t testing.TB, args ...string) (string, int) {
 	t.Helper()

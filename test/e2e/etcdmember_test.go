@@ -45,9 +45,7 @@ func TestEtcdMemberJoin(t *testing.T) {
 	}
 
 	m := etcdMember{name: "etcd-3", client: freePort(t), peer: freePort(t), metrics: freePort(t)}
-	if out, code := runGCP(t, "pki", "init", "--dir", c.pki, "--etcd-member", m.name+"=127.0.0.1"); code != 0 {
-		t.Fatalf("gcp pki init for a new member: exit %d\n%s", code, out)
-	}
+	mustGCP(t, "pki", "init", "--dir", c.pki, "--etcd-member", m.name+"=127.0.0.1")
 	// etcd adds a member only once every member has been connected for
 	// 5 s; a cluster that has just started says it is unhealthy.
 	var added string

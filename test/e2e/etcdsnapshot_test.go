@@ -22,14 +22,7 @@ func TestEtcdSnapshotRestore(t *testing.T) {
 	a := &allInOne{t: t, binary: gcpBinary, dataDir: c.base}
 	server := c.startAPIServer(a)
 	tls := []string{"--etcd-cafile", c.p("etcd/ca.crt"), "--etcd-certfile", c.p("apiserver-etcd-client.crt"), "--etcd-keyfile", c.p("apiserver-etcd-client.key")}
-	gcp := func(args ...string) string {
-		t.Helper()
-		out, code := runGCP(t, args...)
-		if code != 0 {
-			t.Fatalf("gcp %s: exit %d\n%s", strings.Join(args, " "), code, out)
-		}
-		return out
-	}
+	gcp := func(args ...string) string { t.Helper(); return mustGCP(t, args...) }
 
 	status := gcp(append([]string{"etcd", "status", "--etcd-servers", c.etcdURLs}, tls...)...)
 	if strings.Count(status, "https://127.0.0.1:") != 3 || !strings.Contains(status, "No alarms.") {

@@ -56,9 +56,7 @@ func newEtcdCluster(t testing.TB, n int) *haCluster {
 	for _, m := range c.members {
 		args = append(args, "--etcd-member", m.name+"=127.0.0.1")
 	}
-	if out, code := runGCP(t, args...); code != 0 {
-		t.Fatalf("gcp pki init: exit %d\n%s", code, out)
-	}
+	mustGCP(t, args...)
 	for i := range c.members {
 		c.startMember(i)
 	}

@@ -21,10 +21,7 @@ import (
 // decodes the manifest strictly as a core/v1 Pod.
 func staticPod(t *testing.T, role string, args ...string) *corev1.Pod {
 	t.Helper()
-	out, code := runGCP(t, append([]string{"manifests", "static-pod", "--role", role, "--"}, args...)...)
-	if code != 0 {
-		t.Fatalf("gcp manifests static-pod --role %s: exit %d\n%s", role, code, out)
-	}
+	out := mustGCP(t, append([]string{"manifests", "static-pod", "--role", role, "--"}, args...)...)
 	s := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{Yaml: true, Strict: true})
 	obj, _, err := s.Decode([]byte(out), nil, nil)
 	pod, ok := obj.(*corev1.Pod)
@@ -98,10 +95,7 @@ func waitProbes(t *testing.T, c corev1.Container, log fmt.Stringer) {
 // returns its ExecStart's words (the test's paths need no quoting).
 func unitCommand(t *testing.T, role string, args ...string) []string {
 	t.Helper()
-	out, code := runGCP(t, append([]string{"manifests", "systemd", "--role", role, "--binary", gcpBinary, "--"}, args...)...)
-	if code != 0 {
-		t.Fatalf("gcp manifests systemd --role %s: exit %d\n%s", role, code, out)
-	}
+	out := mustGCP(t, append([]string{"manifests", "systemd", "--role", role, "--binary", gcpBinary, "--"}, args...)...)
 	_, rest, _ := strings.Cut(out, "\nExecStart=")
 	var words []string
 	for _, line := range strings.Split(rest, "\n") {
@@ -129,9 +123,7 @@ func TestManifestsRun(t *testing.T) {
 	p := func(name string) string { return filepath.Join(pki, name) }
 	apiPort, client, metrics, ctrlPort := freePort(t), freePort(t), freePort(t), freePort(t)
 	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
-	if out, code := runGCP(t, "pki", "init", "--dir", pki, "--etcd-member", "a=127.0.0.1", "--server", server); code != 0 {
-		t.Fatalf("gcp pki init: exit %d\n%s", code, out)
-	}
+	mustGCP(t, "pki", "init", "--dir", pki, "--etcd-member", "a=127.0.0.1", "--server", server)
 
 	etcd := staticPod(t, "etcd", "--name=a", "--data-dir="+filepath.Join(base, "etcd"),
 		fmt.Sprintf("--listen-client-urls=https://127.0.0.1:%d", client),

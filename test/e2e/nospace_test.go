@@ -56,9 +56,7 @@ func TestNoSpaceRecovery(t *testing.T) {
 	// The recovery of docs/operations.md.
 	a.kubectl(append([]string{"delete", "configmap"}, created...)...)
 	for _, step := range [][]string{{"etcd", "compact"}, {"etcd", "defrag"}, {"etcd", "alarm", "disarm"}} {
-		if out, code := runGCP(t, append(step, etcdFlags...)...); code != 0 {
-			t.Fatalf("gcp %s: exit %d\n%s", strings.Join(step, " "), code, out)
-		}
+		mustGCP(t, append(step, etcdFlags...)...)
 	}
 	a.kubectl("create", "configmap", "after-recovery", "--from-literal=k=v")
 	a.eventually(t, "readyz after the recovery", 10*time.Second, func(_ string, err error) bool { return err == nil }, "get", "--raw", "/readyz")

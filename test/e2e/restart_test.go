@@ -24,9 +24,7 @@ func TestControllersSurviveAPIServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := func(name string) string { return filepath.Join(dataDir, "pki", name) }
-	if out, code := runGCP(t, "pki", "init", "--dir", filepath.Join(dataDir, "pki")); code != 0 {
-		t.Fatalf("gcp pki init: exit %d\n%s", code, out)
-	}
+	mustGCP(t, "pki", "init", "--dir", filepath.Join(dataDir, "pki"))
 
 	etcdPort := freePort(t)
 	etcd := startProcess(t, "etcd", "--data-dir", filepath.Join(t.TempDir(), "etcd"),

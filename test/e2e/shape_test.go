@@ -61,9 +61,7 @@ func startSplit(t *testing.T) *split {
 	server := c.startAPIServer(a)
 	controllersKubeconfig := filepath.Join(c.base, "controllers.kubeconfig")
 	for _, kubeconfig := range []string{a.kubeconfig(), controllersKubeconfig} {
-		if out, code := runGCP(t, "kubectl", "--kubeconfig", kubeconfig, "config", "set-cluster", "gcp", "--server", server); code != 0 {
-			t.Fatalf("point %s at %s: exit %d\n%s", kubeconfig, server, code, out)
-		}
+		mustGCP(t, "kubectl", "--kubeconfig", kubeconfig, "config", "set-cluster", "gcp", "--server", server)
 	}
 	controllersPort := freePort(t)
 	startProcess(t, "controllers", "--kubeconfig", controllersKubeconfig,

@@ -34,9 +34,7 @@ func TestStartSnapshotRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Offline: gcp start is not running.
-	if out, code := runGCP(t, "snapshot", "save", "--data-dir", oldDir); code != 0 {
-		t.Fatalf("gcp snapshot save (offline): exit %d\n%s", code, out)
-	}
+	mustGCP(t, "snapshot", "save", "--data-dir", oldDir)
 	out, _ = runGCP(t, "snapshot", "ls", "--data-dir", oldDir)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME") {

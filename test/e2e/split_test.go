@@ -54,9 +54,7 @@ func TestSplitProcesses(t *testing.T) {
 	p := func(name string) string { return filepath.Join(pki, name) }
 	// gcp pki init adds the etcd CA and member gcp's certificates to the
 	// PKI gcp start made, and keeps the rest.
-	if out, code := runGCP(t, "pki", "init", "--dir", pki); code != 0 {
-		t.Fatalf("gcp pki init: exit %d\n%s", code, out)
-	}
+	mustGCP(t, "pki", "init", "--dir", pki)
 
 	etcdPort := freePort(t)
 	etcd := startProcess(t, "etcd", "--data-dir", filepath.Join(t.TempDir(), "etcd"),
