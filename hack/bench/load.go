@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 )
 
 // result is one measured operation: its rate and latencies.
@@ -291,7 +292,7 @@ func crds(cfg *rest.Config, from, to int) (time.Duration, error) {
 									"size": {Type: "integer"}, "name": {Type: "string"},
 									"items": {Type: "array", Items: &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}},
 								}},
-								"status": {Type: "object", XPreserveUnknownFields: ptrTo(true)},
+								"status": {Type: "object", XPreserveUnknownFields: ptr.To(true)},
 							},
 						}},
 					}},
@@ -328,8 +329,6 @@ func crds(cfg *rest.Config, from, to int) (time.Duration, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // etcdPut measures raw etcd puts of 256-byte values at clients
 // concurrent clients for d: the physical limit of a write.

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 )
 
 // TestSoak runs a bounded mixed load against `gcp start`, with its
@@ -285,7 +286,7 @@ func (l *soakLoad) customResources(ctx context.Context) {
 					Name: "v1", Served: true, Storage: true,
 					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 						Type:       "object",
-						Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptrTo(true)}},
+						Properties: map[string]apiextensionsv1.JSONSchemaProps{"spec": {Type: "object", XPreserveUnknownFields: ptr.To(true)}},
 					}},
 				}},
 			},
@@ -318,8 +319,6 @@ func (l *soakLoad) customResources(ctx context.Context) {
 		pause(ctx, time.Second)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // soakSample is one sample of the server process.
 type soakSample struct {

@@ -121,35 +121,22 @@ func send(t *testing.T, c *http.Client, req *http.Request) (int, string) {
 // admin sees it, to tell whether a request stored something.
 func (s *fuzzServer) names(t *testing.T, collection string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.host+collection, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Accept", "application/json")
-		resp, err := s.admin.Do(req)
-		if err != nil {
-			t.Fatalf("list %s: %v", collection, err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		code, body := s.request(t, http.MethodGet, collection, nil)
 		switch {
-		case err != nil:
-			t.Fatalf("list %s: %v", collection, err)
-		case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed:
+		case code == http.StatusNotFound || code == http.StatusMethodNotAllowed:
 			return nil // nothing there, or a review: nothing is stored
-		case resp.StatusCode == http.StatusTooManyRequests: // a new custom resource's watch cache is starting
+		case code == http.StatusTooManyRequests && time.Now().Before(deadline): // a new custom resource's watch cache is starting
 			time.Sleep(100 * time.Millisecond)
 			continue
-		case resp.StatusCode != http.StatusOK:
-			t.Fatalf("list %s: %d %s", collection, resp.StatusCode, body)
+		case code != http.StatusOK:
+			t.Fatalf("list %s: %d %s", collection, code, body)
 		}
 		var list struct {
 			Items []struct{ Metadata metav1.ObjectMeta }
 		}
-		if err := json.Unmarshal(body, &list); err != nil {
+		if err := json.Unmarshal([]byte(body), &list); err != nil {
 			t.Fatalf("list %s: %v", collection, err)
 		}
 		var names []string
@@ -398,24 +385,26 @@ func FuzzWrite(f *testing.F) {
 	})
 }
 
-// request sends a JSON request as the admin and returns the status and
-// the body.
-func (s *fuzzServer) request(f *testing.F, method, path string, body []byte) (int, string) {
-	f.Helper()
-	req, err := http.NewRequest(method, s.host+path, bytes.NewReader(body))
+// request sends a JSON request as the admin, waits at most 10 s for the
+// answer, and returns the status and the body.
+func (s *fuzzServer) request(t testing.TB, method, path string, body []byte) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, s.host+path, bytes.NewReader(body))
 	if err != nil {
-		f.Fatal(err)
+		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	resp, err := s.admin.Do(req)
 	if err != nil {
-		f.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(resp.Body)
 	if err != nil {
-		f.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, path, err)
 	}
 	return resp.StatusCode, string(answer)
 }
