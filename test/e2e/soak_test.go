@@ -85,7 +85,8 @@ func TestSoak(t *testing.T) {
 	}
 	wg.Wait()
 
-	t.Logf("%d operations, %d expected conflicts or not-founds, %d samples", l.ops.Load(), l.expected.Load(), len(samples))
+	t.Logf("%d operations, %d expected conflicts or not-founds, %d samples; %d namespaces and %d CRDs created and deleted, %d watches opened and closed",
+		l.ops.Load(), l.expected.Load(), len(samples), l.namespaceRounds.Load(), l.crdRounds.Load(), l.watchRounds.Load())
 	if path := os.Getenv("GCP_SOAK_REPORT"); path != "" {
 		writeSoakCSV(t, path, samples)
 	}
@@ -126,6 +127,8 @@ type soakLoad struct {
 	client   kubernetes.Interface
 	ops      atomic.Int64 // requests answered without an unexpected error
 	expected atomic.Int64 // conflicts and not-founds that concurrency explains
+
+	namespaceRounds, crdRounds, watchRounds atomic.Int64 // create-to-gone cycles, and watches opened and closed
 }
 
 // soakPause is the pause between one worker's requests.
@@ -208,6 +211,7 @@ func (l *soakLoad) namespaces(ctx context.Context) {
 			return apierrors.IsNotFound(err), nil
 		})
 		l.check(ctx, "namespace "+ns+" gone", err)
+		l.namespaceRounds.Add(1)
 		pause(ctx, soakPause)
 	}
 }
@@ -229,6 +233,7 @@ func (l *soakLoad) watches(ctx context.Context) {
 			for range w.ResultChan() {
 			}
 			w.Stop()
+			l.watchRounds.Add(1)
 		}
 		cancel()
 	}
@@ -316,6 +321,7 @@ func (l *soakLoad) customResources(ctx context.Context) {
 			return apierrors.IsNotFound(err), nil
 		})
 		l.check(ctx, "crd "+name+" gone", err)
+		l.crdRounds.Add(1)
 		pause(ctx, time.Second)
 	}
 }
