@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
 // newStatusCommand returns `gcp etcd status`: each member as its client
@@ -32,7 +34,7 @@ func newStatusCommand(ctx context.Context) *cobra.Command {
 				continue
 			}
 			fmt.Fprintf(tw, "%s\t%x\t%s\t%s\t%s\t%t\t%t\t%d\t%d\t%v\n", ep, st.Header.MemberId, st.Version,
-				HumanBytes(st.DbSize), HumanBytes(st.DbSizeInUse), st.Header.MemberId == st.Leader, st.IsLearner,
+				gcpetcd.HumanBytes(st.DbSize), gcpetcd.HumanBytes(st.DbSizeInUse), st.Header.MemberId == st.Leader, st.IsLearner,
 				st.RaftTerm, st.RaftIndex, st.Errors)
 		}
 		if err := tw.Flush(); err != nil {
@@ -47,20 +49,6 @@ func newStatusCommand(ctx context.Context) *cobra.Command {
 		return nil
 	})
 	return cmd
-}
-
-// HumanBytes writes a size in bytes for people: 512 B, 176.0 KiB, 1.5 GiB.
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
 }
 
 // printAlarms prints the cluster's alarms, or that there are none.
@@ -105,7 +93,7 @@ func newDefragCommand(ctx context.Context) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("%s: %w", ep, err)
 			}
-			if _, err := fmt.Fprintf(w, "Defragmented %s: %s → %s\n", ep, HumanBytes(before.DbSize), HumanBytes(after.DbSize)); err != nil {
+			if _, err := fmt.Fprintf(w, "Defragmented %s: %s → %s\n", ep, gcpetcd.HumanBytes(before.DbSize), gcpetcd.HumanBytes(after.DbSize)); err != nil {
 				return err
 			}
 		}

@@ -11,12 +11,6 @@ import (
 	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
-// DefaultRevisionBump is how far `gcp etcd snapshot restore` raises the
-// restored revision unless --bump-revision says otherwise: far past
-// anything a watcher saw before the restore, so that every informer
-// relists instead of waiting for revisions it thinks it has seen.
-const DefaultRevisionBump = 1_000_000_000
-
 // newSnapshotCommand returns `gcp etcd snapshot save|status|restore`.
 func newSnapshotCommand(ctx context.Context) *cobra.Command {
 	cmd := &cobra.Command{
@@ -88,7 +82,7 @@ func newSnapshotCommand(ctx context.Context) *cobra.Command {
 	fs.StringVar(&r.Name, "name", gcpetcd.DefaultName, "The new member's name, as its `gcp etcd --name`.")
 	fs.StringVar(&r.InitialCluster, "initial-cluster", "", "The new cluster, NAME=PEER_URL,...; empty means this member alone.")
 	fs.StringSliceVar(&r.PeerURLs, "initial-advertise-peer-urls", nil, "This member's peer URLs in --initial-cluster.")
-	fs.Uint64Var(&r.RevisionBump, "bump-revision", DefaultRevisionBump,
+	fs.Uint64Var(&r.RevisionBump, "bump-revision", gcpetcd.DefaultRevisionBump,
 		"Raise the restored revision by this much and mark older revisions compacted, so watchers relist; 0 keeps the snapshot's revision.")
 
 	cmd.AddCommand(save, status, restore)
@@ -101,6 +95,6 @@ func printSnapshot(w io.Writer, what string, st gcpetcd.SnapshotStatus) error {
 		version = "unknown"
 	}
 	_, err := fmt.Fprintf(w, "%s: revision %d, %d keys, %s, hash %08x, etcd storage version %s\n",
-		strings.TrimSpace(what), st.Revision, st.TotalKey, HumanBytes(st.TotalSize), st.Hash, version)
+		strings.TrimSpace(what), st.Revision, st.TotalKey, gcpetcd.HumanBytes(st.TotalSize), st.Hash, version)
 	return err
 }

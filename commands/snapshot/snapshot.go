@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
@@ -52,7 +51,7 @@ func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Saved %s (%s)\n", f.Path, etcdcmd.HumanBytes(f.Size))
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Saved %s (%s)\n", f.Path, etcd.HumanBytes(f.Size))
 			return err
 		},
 	}
@@ -69,7 +68,7 @@ func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tTAKEN\tSIZE")
 			for _, f := range files {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Taken.Format(time.RFC3339), etcdcmd.HumanBytes(f.Size))
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Taken.Format(time.RFC3339), etcd.HumanBytes(f.Size))
 			}
 			return tw.Flush()
 		},
@@ -128,7 +127,7 @@ func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
 			return err
 		},
 	}
-	restore.Flags().Uint64Var(&bump, "bump-revision", etcdcmd.DefaultRevisionBump,
+	restore.Flags().Uint64Var(&bump, "bump-revision", etcd.DefaultRevisionBump,
 		"Raise the restored revision by this much and mark older revisions compacted, so watchers relist; 0 keeps the snapshot's revision.")
 	cmd.AddCommand(save, ls, del, prune, restore)
 	return cmd

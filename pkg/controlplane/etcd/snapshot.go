@@ -254,3 +254,23 @@ func compress(path string) (string, error) {
 	}
 	return gz, os.Remove(path)
 }
+
+// DefaultRevisionBump is how far a restore (`gcp etcd snapshot restore`, `gcp snapshot restore`) raises the
+// restored revision unless --bump-revision says otherwise: far past
+// anything a watcher saw before the restore, so that every informer
+// relists instead of waiting for revisions it thinks it has seen.
+const DefaultRevisionBump = 1_000_000_000
+
+// HumanBytes writes a size in bytes for people: 512 B, 176.0 KiB, 1.5 GiB.
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 4; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
+}

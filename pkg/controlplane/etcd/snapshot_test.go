@@ -85,3 +85,11 @@ func TestSnapshotDirSaveRestore(t *testing.T) {
 		t.Fatalf("revision after a bump of 1000: %v, %v", resp, err)
 	}
 }
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 180256: "176.0 KiB", 3 << 20: "3.0 MiB", 1536 << 20: "1.5 GiB"} {
+		if got := HumanBytes(n); got != want {
+			t.Errorf("HumanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
