@@ -16,6 +16,8 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/certcache"
 )
 
 // publicPaths are the only paths anonymous requests may reach: health and
@@ -117,7 +119,10 @@ func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationIn
 	if serving != nil {
 		serving.ClientCA = clientCAs
 	}
-	authenticators = append(authenticators, x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion))
+	// Each chain is verified once and remembered for a while, not verified
+	// on every request (pkg/controlplane/auth/certcache says why).
+	authenticators = append(authenticators, certcache.New(x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion),
+		ca.VerifyOptions, certcache.DefaultSize, certcache.DefaultTTL))
 	if tokens != nil {
 		authenticators = append(authenticators, bearertoken.New(tokens))
 	}
