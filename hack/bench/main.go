@@ -26,6 +26,8 @@ func main() {
 	lists := flag.String("lists", "3000,10000", "ConfigMap counts to list")
 	d := flag.Duration("duration", 5*time.Second, "how long each request rate is measured")
 	warm := flag.Int("warm", 3, "warm starts (the median is reported)")
+	only := flag.String("only", "", "measure only this stack (gcp or upstream) and print no table: for iterating on one figure")
+	gcpFlags := flag.String("gcp-flags", "", "more flags for gcp start, separated by spaces (e.g. --profiling, to take profiles while it runs)")
 	flag.Parse()
 	if *gcpBin == "" || *upstreamDir == "" {
 		fmt.Fprintln(os.Stderr, "bench: --gcp and --upstream are required (hack/bench/run.sh sets them)")
@@ -44,8 +46,17 @@ func main() {
 		fail(err)
 	}
 	stacks := []stack{
-		&gcpStack{bin: *gcpBin},
+		&gcpStack{bin: *gcpBin, flags: strings.Fields(*gcpFlags)},
 		&upstreamStack{gcp: *gcpBin, bin: *upstreamDir, controllers: true},
+	}
+	switch *only {
+	case "":
+	case "gcp":
+		stacks = stacks[:1]
+	case "upstream":
+		stacks = stacks[1:]
+	default:
+		fail(fmt.Errorf("--only %q: want gcp or upstream", *only))
 	}
 	results := make([]*measured, len(stacks))
 	for i, s := range stacks {
@@ -57,7 +68,9 @@ func main() {
 		}
 		results[i] = m
 	}
-	report(os.Stdout, cfg, results[0], results[1], *upstreamDir)
+	if *only == "" {
+		report(os.Stdout, cfg, results[0], results[1], *upstreamDir)
+	}
 }
 
 func fail(err error) {

@@ -132,10 +132,11 @@ func loadConfig(path string) (*rest.Config, error) {
 // gcpStack is `gcp start`: etcd, the API server and the controllers in
 // one process.
 type gcpStack struct {
-	bin  string
-	p    *proc
-	cfg  *rest.Config
-	port int
+	bin   string
+	flags []string // more flags for gcp start, e.g. --profiling
+	p     *proc
+	cfg   *rest.Config
+	port  int
 }
 
 func (g *gcpStack) name() string { return "gcp start" }
@@ -145,7 +146,8 @@ func (g *gcpStack) start(dir string) (time.Duration, error) {
 		g.port = freePort()
 	}
 	t0 := time.Now()
-	p, err := startProc("gcp start", dir+".log", g.bin, "start", "--data-dir", dir, "--secure-port", strconv.Itoa(g.port))
+	args := append([]string{"start", "--data-dir", dir, "--secure-port", strconv.Itoa(g.port)}, g.flags...)
+	p, err := startProc("gcp start", dir+".log", g.bin, args...)
 	if err != nil {
 		return 0, err
 	}
