@@ -11,10 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -243,8 +246,22 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if o.ShutdownWatchTerminationGracePeriod != nil {
 		ao.GenericServerRunOptions.ShutdownWatchTerminationGracePeriod = *o.ShutdownWatchTerminationGracePeriod
 	}
+	// The storage calls the embedded etcd in this process, a client per
+	// resource (pkg/controlplane/etcdstorage), unless o.APIServer points it
+	// elsewhere. The member starts after the configuration is built.
+	var member atomic.Pointer[etcd.Handle]
+	embedded := ao.Etcd.StorageConfig.Transport.ServerList
+	ao.NewEtcdClient = func() (*clientv3.Client, error) {
+		if m := member.Load(); m != nil {
+			return m.InProcessClient(), nil
+		}
+		return nil, errors.New("the embedded etcd is not running")
+	}
 	if o.APIServer != nil {
 		o.APIServer(ao)
+	}
+	if ao.Etcd == nil || !slices.Equal(ao.Etcd.StorageConfig.Transport.ServerList, embedded) || len(ao.Etcd.EtcdServersOverrides) > 0 {
+		ao.NewEtcdClient = nil
 	}
 	// The etcd health checks are added below, with clients that Start
 	// closes (addEtcdChecks), instead of by the etcd options.
@@ -317,6 +334,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if err != nil {
 		return fail(fmt.Errorf("etcd: %w", err))
 	}
+	member.Store(store)
 	// If the server fails to build, whatever talks to etcd goes before it:
 	// the storage built so far (its clients hold watch streams that etcd's
 	// graceful stop would wait for, then redial the closed socket), and

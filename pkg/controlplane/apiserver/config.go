@@ -28,6 +28,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
+	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/filters"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
@@ -52,6 +53,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/satoken"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcdstorage"
 	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 	"github.com/gcp-project/gcp/pkg/controlplane/serviceresolver"
@@ -248,7 +250,7 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	if err := o.Etcd.ApplyWithStorageFactoryTo(storageFactory, gc); err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
-	gc.RESTOptionsGetter = withObjectSizeErrors(gc.RESTOptionsGetter)
+	gc.RESTOptionsGetter = withObjectSizeErrors(c.withEtcdClients(gc.RESTOptionsGetter))
 
 	tokens, err := o.Authentication.ServiceAccounts.New(func() satoken.Getter { return satoken.NewGetter(c.Informers.Core().V1(), client) })
 	if err != nil {
@@ -409,6 +411,7 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	if err := etcd.ApplyTo(&gc); err != nil {
 		return nil, err
 	}
+	gc.RESTOptionsGetter = c.withEtcdClients(gc.RESTOptionsGetter)
 	if err := c.Options.APIEnablement.ApplyTo(&gc, apiextensionsapiserver.DefaultAPIResourceConfigSource(), apiextensionsapiserver.Scheme); err != nil {
 		return nil, err
 	}
@@ -416,7 +419,7 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	return &apiextensionsapiserver.Config{
 		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: c.Informers},
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: withObjectSizeErrors(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker)),
+			CRDRESTOptionsGetter: withObjectSizeErrors(c.withEtcdClients(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker))),
 			MasterCount:          1,
 			AuthResolverWrapper:  authResolver,
 			ServiceResolver:      serviceResolver,
@@ -438,6 +441,7 @@ func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.Service
 	if err := etcd.ApplyTo(&gc); err != nil {
 		return nil, err
 	}
+	gc.RESTOptionsGetter = c.withEtcdClients(gc.RESTOptionsGetter)
 	if err := c.Options.APIEnablement.ApplyTo(&gc, aggregatorapiserver.DefaultAPIResourceConfigSource(), aggregatorscheme.Scheme); err != nil {
 		return nil, err
 	}
@@ -451,4 +455,14 @@ func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.Service
 			ServiceResolver:     serviceResolver,
 		},
 	}, nil
+}
+
+// withEtcdClients makes g's storage use the options' etcd clients, when
+// they give a way to make them. It wraps the getter the etcd options
+// built, before anything else wraps its decorator.
+func (c *Config) withEtcdClients(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
+	if c.Options.NewEtcdClient == nil {
+		return g
+	}
+	return etcdstorage.WithClients(g, c.Options.NewEtcdClient)
 }

@@ -18,7 +18,9 @@ import (
 
 	"go.etcd.io/etcd/client/pkg/v3/fileutil"
 	"go.etcd.io/etcd/client/pkg/v3/logutil"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"k8s.io/klog/v2"
@@ -167,6 +169,11 @@ func (h *Handle) Ready() <-chan struct{} { return h.ready }
 // Err delivers at most one error: why the member stopped serving on its own.
 // Nothing is sent after Close.
 func (h *Handle) Err() <-chan error { return h.errc }
+
+// InProcessClient returns a client that calls the member directly, in
+// this process: no gRPC, no socket. It works while the member runs; the
+// caller closes it.
+func (h *Handle) InProcessClient() *clientv3.Client { return v3client.New(h.etcd.Server) }
 
 // ClientURLs returns the URLs clients use to reach the member (its
 // advertised client URLs), usable as clientv3 endpoints and --etcd-servers.

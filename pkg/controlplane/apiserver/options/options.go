@@ -17,6 +17,7 @@ import (
 
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/tlspolicy"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcdstorage"
 )
 
 // DefaultSecurePort is the port the apiserver serves HTTPS on by default.
@@ -44,6 +45,13 @@ type Options struct {
 	// --identity-lease-duration-seconds and
 	// --identity-lease-renew-interval-seconds.
 	IdentityLeaseDuration, IdentityLeaseRenewInterval time.Duration
+
+	// NewEtcdClient, when set, makes the etcd client of each resource's
+	// storage, instead of k8s.io/apiserver's storage factory dialing
+	// Etcd.StorageConfig's servers (the health checks still dial them).
+	// gcp start sets it to clients that call its embedded etcd in process;
+	// pkg/controlplane/etcdstorage says why.
+	NewEtcdClient etcdstorage.NewClientFunc
 }
 
 // CompletedOptions are options after Complete; only Complete makes them.

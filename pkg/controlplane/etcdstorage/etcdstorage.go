@@ -1,0 +1,225 @@
+// Package etcdstorage builds each resource's storage over etcd clients
+// that gcp supplies, instead of clients that k8s.io/apiserver's storage
+// factory dials itself.
+//
+// `gcp start` uses it to give every resource a client that calls its
+// embedded etcd member in the same process (etcd's v3client) rather than a
+// gRPC connection over a unix socket. The storage factory makes one gRPC
+// connection per resource, and so per custom resource: about 13 goroutines
+// and 128 KiB of buffers across its two ends, and a protobuf encoding,
+// HTTP/2 framing and a socket round trip for every etcd request. Each
+// resource still gets a client of its own, so each keeps its own watch
+// stream, as upstream intends: progress notifications (which consistent
+// reads from the watch cache wait for) answer per stream, and a busy
+// resource does not hold up another's.
+//
+// What is built is what factory.Create and registry.StorageWithCacher
+// build, from the same exported pieces of k8s.io/apiserver: the etcd3
+// store with its latency tracker, decoder and transformer, and, where the
+// watch cache is on, the cacher with its delegator.
+package etcdstorage
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericfeatures "k8s.io/apiserver/pkg/features"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
+	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
+	"k8s.io/apiserver/pkg/storage/etcd3"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+)
+
+// NewClientFunc returns a new etcd client, which the storage closes when
+// it is destroyed.
+type NewClientFunc func() (*clientv3.Client, error)
+
+// WithClients returns a RESTOptionsGetter like g whose storage talks to
+// etcd through clients from newClient, one per resource. It must wrap the
+// getter that k8s.io/apiserver's etcd options built (before anything
+// else wraps its decorator): it keeps the watch cache where that getter's
+// decorator has it and leaves it off where the decorator is
+// generic.UndecoratedStorage.
+func WithClients(g generic.RESTOptionsGetter, newClient NewClientFunc) generic.RESTOptionsGetter {
+	return &getter{inner: g, clients: &clients{new: newClient}}
+}
+
+type getter struct {
+	inner   generic.RESTOptionsGetter
+	clients *clients
+}
+
+func (g *getter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.inner.GetRESTOptions(resource, example)
+	if err != nil || opts.Decorator == nil {
+		return opts, err
+	}
+	cached := !isUndecorated(opts.Decorator)
+	opts.Decorator = g.clients.decorator(cached)
+	return opts, nil
+}
+
+// isUndecorated says whether d is generic.UndecoratedStorage, which the
+// etcd options choose for a resource whose watch cache is off.
+func isUndecorated(d generic.StorageDecorator) bool {
+	return reflect.ValueOf(d).Pointer() == reflect.ValueOf(generic.UndecoratedStorage).Pointer()
+}
+
+// clients makes the storage and runs one compactor for all of it, as the
+// storage factory runs one per etcd cluster: started with the first
+// storage, stopped when the last is destroyed.
+type clients struct {
+	new NewClientFunc
+
+	mu        sync.Mutex
+	refs      int
+	compactor *compactor
+}
+
+type compactor struct {
+	etcd3.Compactor
+	stop   func()
+	client *clientv3.Client
+}
+
+// decorator builds a resource's storage, with the watch cache in front
+// when cached.
+func (c *clients) decorator(cached bool) generic.StorageDecorator {
+	return func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, triggerFuncs storage.IndexerFuncs,
+		indexers *cache.Indexers) (storage.Interface, factory.DestroyFunc, error) {
+		raw, destroyRaw, err := c.store(config, newFunc, newListFunc, resourcePrefix)
+		if err != nil || !cached {
+			return raw, destroyRaw, err
+		}
+		cacher, err := cacherstorage.NewCacherFromConfig(cacherstorage.Config{
+			Storage:             raw,
+			Versioner:           storage.APIObjectVersioner{},
+			GroupResource:       config.GroupResource,
+			EventsHistoryWindow: config.EventsHistoryWindow,
+			ResourcePrefix:      resourcePrefix,
+			KeyFunc:             keyFunc,
+			NewFunc:             newFunc,
+			NewListFunc:         newListFunc,
+			GetAttrsFunc:        getAttrsFunc,
+			IndexerFuncs:        triggerFuncs,
+			Indexers:            indexers,
+			Codec:               config.Codec,
+		})
+		if err != nil {
+			destroyRaw()
+			return nil, func() {}, err
+		}
+		delegator := cacherstorage.NewCacheDelegator(cacher, raw)
+		var once sync.Once
+		return delegator, func() {
+			once.Do(func() {
+				delegator.Stop()
+				cacher.Stop()
+				destroyRaw()
+			})
+		}, nil
+	}
+}
+
+// store builds the etcd3 store of one resource over a client of its own.
+func (c *clients) store(config *storagebackend.ConfigForResource, newFunc, newListFunc func() runtime.Object, resourcePrefix string) (storage.Interface, factory.DestroyFunc, error) {
+	compactor, release, err := c.acquireCompactor(config.CompactionInterval)
+	if err != nil {
+		return nil, nil, err
+	}
+	client, err := c.new()
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	kc := &kubernetes.Client{Client: client}
+	kc.Kubernetes = kc
+	kc.KV = etcd3.NewETCDLatencyTracker(client.KV)
+
+	transformer := config.Transformer
+	if transformer == nil {
+		transformer = identity.NewEncryptCheckTransformer()
+	}
+	versioner := storage.APIObjectVersioner{}
+	decoder := etcd3.NewDefaultDecoder(config.Codec, versioner)
+	unsafeDeletion := utilfeature.DefaultFeatureGate.Enabled(genericfeatures.AllowUnsafeMalformedObjectDeletion)
+	if unsafeDeletion {
+		transformer = etcd3.WithCorruptObjErrorHandlingTransformer(transformer)
+		decoder = etcd3.WithCorruptObjErrorHandlingDecoder(decoder)
+	}
+	var compacted etcd3.Compactor
+	if compactor != nil {
+		compacted = compactor
+	}
+	store, err := etcd3.New(kc, compacted, config.Codec, newFunc, newListFunc, config.Prefix, resourcePrefix,
+		config.GroupResource, transformer, config.LeaseManagerConfig, decoder, versioner)
+	if err != nil {
+		_ = client.Close()
+		release()
+		return nil, nil, err
+	}
+	var once sync.Once
+	destroy := func() {
+		// Destroy functions are called more than once: subresources share
+		// their resource's storage.
+		once.Do(func() {
+			store.Close()
+			_ = client.Close()
+			release()
+		})
+	}
+	var s storage.Interface = store
+	if unsafeDeletion {
+		s = etcd3.NewStoreWithUnsafeCorruptObjectDeletion(s, config.GroupResource)
+	}
+	return s, destroy, nil
+}
+
+// acquireCompactor returns the compactor (nil when compaction is off) and
+// a function that releases this storage's hold on it.
+func (c *clients) acquireCompactor(interval time.Duration) (*compactor, func(), error) {
+	if interval == 0 {
+		return nil, func() {}, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.compactor == nil {
+		client, err := c.new()
+		if err != nil {
+			return nil, nil, err
+		}
+		if client == nil {
+			return nil, nil, errors.New("etcd client: none")
+		}
+		cp := etcd3.NewCompactor(client, interval, clock.RealClock{}, nil)
+		c.compactor = &compactor{Compactor: cp, stop: cp.Stop, client: client}
+	}
+	c.refs++
+	cp := c.compactor
+	var once sync.Once
+	return cp, func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.refs--
+			if c.refs == 0 && c.compactor == cp {
+				cp.stop()
+				_ = cp.client.Close()
+				c.compactor = nil
+			}
+		})
+	}, nil
+}
