@@ -20,7 +20,9 @@
 package etcdstorage
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -34,6 +36,7 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
 	"k8s.io/apiserver/pkg/storage/etcd3"
+	etcdfeature "k8s.io/apiserver/pkg/storage/feature"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/apiserver/pkg/storage/value/encrypt/identity"
@@ -82,6 +85,8 @@ func isUndecorated(d generic.StorageDecorator) bool {
 // storage, stopped when the last is destroyed.
 type clients struct {
 	new NewClientFunc
+
+	checkOnce sync.Once
 
 	mu        sync.Mutex
 	refs      int
@@ -145,6 +150,7 @@ func (c *clients) store(config *storagebackend.ConfigForResource, newFunc, newLi
 		release()
 		return nil, nil, err
 	}
+	c.checkOnce.Do(c.checkFeatures)
 	kc := &kubernetes.Client{Client: client}
 	kc.Kubernetes = kc
 	kc.KV = etcd3.NewETCDLatencyTracker(client.KV)
@@ -222,4 +228,37 @@ func (c *clients) acquireCompactor(interval time.Duration) (*compactor, func(), 
 			}
 		})
 	}, nil
+}
+
+// checkFeatures has the storage layer check, once, what the etcd member
+// supports. etcd3.New asks its feature checker to check each client's
+// endpoints; an in-process client has none, so without this the checker
+// never learns that etcd answers watch progress requests, and the watch
+// cache never serves consistent reads (every consistent list would go to
+// etcd). The check goes through a client of its own, named as an endpoint
+// of its own, which is closed once the check has its answer.
+func (c *clients) checkFeatures() {
+	client, err := c.new()
+	if err != nil || client == nil {
+		return
+	}
+	checked := &checkedClient{Client: client, endpoint: fmt.Sprintf("in-process-%p", c)}
+	etcdfeature.DefaultFeatureSupportChecker.CheckClient(client.Ctx(), checked, storage.RequestWatchProgress)
+}
+
+// checkedClient is an in-process client as the feature checker sees it:
+// with an endpoint name, and closed after the status it was asked for.
+type checkedClient struct {
+	*clientv3.Client
+	endpoint string
+}
+
+func (c *checkedClient) Endpoints() []string { return []string{c.endpoint} }
+
+func (c *checkedClient) Status(ctx context.Context, _ string) (*clientv3.StatusResponse, error) {
+	resp, err := c.Client.Status(ctx, c.endpoint)
+	if err == nil {
+		_ = c.Client.Close()
+	}
+	return resp, err
 }

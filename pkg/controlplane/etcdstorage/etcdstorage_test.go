@@ -19,6 +19,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage"
 	cacherstorage "k8s.io/apiserver/pkg/storage/cacher"
+	etcdfeature "k8s.io/apiserver/pkg/storage/feature"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/client-go/kubernetes/scheme"
 
@@ -138,10 +139,19 @@ func TestStorageThroughInProcessClients(t *testing.T) {
 		t.Fatalf("consistent list: %v, %d items", err, len(list.Items))
 	}
 
-	// One client for the storage and one for the compactor; destroying
-	// the only storage closes both.
-	if n := len(*clients); n != 2 {
-		t.Fatalf("%d clients made, want 2 (the storage's and the compactor's)", n)
+	// The storage layer learned that etcd answers watch progress requests
+	// (without it the watch cache serves no consistent read).
+	for !etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) {
+		if ctx.Err() != nil {
+			t.Fatal("the storage layer never learned that etcd supports watch progress requests")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// One client each for the compactor, the feature check and the
+	// storage; destroying the only storage closes them all.
+	if n := len(*clients); n != 3 {
+		t.Fatalf("%d clients made, want 3 (the compactor's, the feature check's, the storage's)", n)
 	}
 	destroy()
 	for i, c := range *clients {
