@@ -1,6 +1,7 @@
 package etcd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -120,6 +121,13 @@ type Config struct {
 	// ReadyTimeout bounds how long Start waits for the member to serve;
 	// 0 means DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// HeartbeatInterval and ElectionTimeout are etcd's --heartbeat-interval
+	// and --election-timeout, in whole milliseconds; 0 means etcd's
+	// defaults (100 ms and 1 s). The election timeout must be at least five
+	// heartbeats. A single member that restarts elects itself after a random
+	// 1 to 10 heartbeats (etcd skips the rest of the election timeout), so
+	// shorter ones make it serve sooner.
+	HeartbeatInterval, ElectionTimeout time.Duration
 }
 
 // DefaultConfig returns a private single member in dataDir: clients on a
@@ -183,6 +191,17 @@ func (c Config) Validate() error {
 		add("--initial-advertise-peer-urls is required when --listen-peer-urls has an unspecified address (0.0.0.0 or ::)")
 	}
 	errs = append(errs, c.PeerTLS.validate("peer-", "peer", listenPeers)...)
+
+	heartbeat := cmp.Or(c.HeartbeatInterval, defaultHeartbeat)
+	election := cmp.Or(c.ElectionTimeout, defaultElection)
+	switch {
+	case heartbeat < 0 || heartbeat%time.Millisecond != 0:
+		add("--heartbeat-interval %v: want a whole number of milliseconds", heartbeat)
+	case election < 0 || election%time.Millisecond != 0:
+		add("--election-timeout %v: want a whole number of milliseconds", election)
+	case election < 5*heartbeat:
+		add("--election-timeout (%v) must be at least 5 times --heartbeat-interval (%v)", election, heartbeat)
+	}
 
 	if c.InitialCluster != "" {
 		members, err := types.NewURLsMap(c.InitialCluster)
@@ -250,6 +269,12 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	ec.QuotaBackendBytes = c.QuotaBackendBytes
 	ec.ClientTLSInfo = c.ClientTLS.transport()
 	ec.PeerTLSInfo = c.PeerTLS.transport()
+	if c.HeartbeatInterval != 0 {
+		ec.TickMs = uint(c.HeartbeatInterval.Milliseconds())
+	}
+	if c.ElectionTimeout != 0 {
+		ec.ElectionMs = uint(c.ElectionTimeout.Milliseconds())
+	}
 
 	var err error
 	if ec.ListenMetricsUrls, err = toURLs(c.ListenMetricsURLs); err != nil {
@@ -284,6 +309,12 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	}
 	return ec, nil
 }
+
+// etcd's defaults for --heartbeat-interval and --election-timeout.
+const (
+	defaultHeartbeat = 100 * time.Millisecond
+	defaultElection  = time.Second
+)
 
 // unixSocketPaths returns the socket files of c's unix client URLs.
 func (c Config) unixSocketPaths() []string {

@@ -68,6 +68,24 @@ func get(t *testing.T, c *clientv3.Client, key string) string {
 	return string(resp.Kvs[0].Value)
 }
 
+// The member runs with the heartbeat and election timeout asked for, and a
+// restarted single member, which elects itself within 1 to 10 heartbeats,
+// serves again.
+func TestHeartbeatAndElectionTimeout(t *testing.T) {
+	t.Parallel()
+	cfg := DefaultConfig(filepath.Join(t.TempDir(), "etcd"))
+	cfg.HeartbeatInterval, cfg.ElectionTimeout = 50*time.Millisecond, 250*time.Millisecond
+	h := startT(t, cfg)
+	if ec := h.etcd.Config(); ec.TickMs != 50 || ec.ElectionMs != 250 {
+		t.Fatalf("member runs with heartbeat %d ms and election timeout %d ms, want 50 and 250", ec.TickMs, ec.ElectionMs)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h = startT(t, cfg)
+	put(t, newClient(t, h.ClientURLs(), nil), "after-restart", "v")
+}
+
 func TestStartOnUnixSocketOnly(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "etcd")
@@ -309,6 +327,11 @@ func TestValidate(t *testing.T) {
 		"unix metrics":                  {func(c *Config) { c.ListenMetricsURLs = []string{"unix:///x/m.sock"} }, `--listen-metrics-urls "unix:///x/m.sock": unsupported scheme`},
 		"negative quota":                {func(c *Config) { c.QuotaBackendBytes = -1 }, "--quota-backend-bytes"},
 		"bad log level":                 {func(c *Config) { c.LogLevel = "loud" }, "--log-level"},
+		"short heartbeats":              {func(c *Config) { c.HeartbeatInterval, c.ElectionTimeout = 50*time.Millisecond, 250*time.Millisecond }, ""},
+		"election under 5 heartbeats":   {func(c *Config) { c.HeartbeatInterval, c.ElectionTimeout = 50*time.Millisecond, 200*time.Millisecond }, "at least 5 times --heartbeat-interval"},
+		"heartbeat over default/5":      {func(c *Config) { c.HeartbeatInterval = 300 * time.Millisecond }, "--election-timeout (1s) must be at least 5 times"},
+		"fractional heartbeat":          {func(c *Config) { c.HeartbeatInterval = 1500 * time.Microsecond }, "whole number of milliseconds"},
+		"negative election":             {func(c *Config) { c.ElectionTimeout = -time.Second }, "--election-timeout"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
