@@ -195,7 +195,7 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	if err := o.GenericServerRunOptions.ApplyTo(gc); err != nil {
 		return nil, fmt.Errorf("server run options: %w", err)
 	}
-	if err := o.SecureServing.ApplyToConfig(gc); err != nil {
+	if err := applySecureServing(o.SecureServing, gc); err != nil {
 		return nil, fmt.Errorf("secure serving: %w", err)
 	}
 	gc.LoopbackClientConfig.ContentConfig.ContentType = "application/vnd.kubernetes.protobuf"
