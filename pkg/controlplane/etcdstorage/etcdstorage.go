@@ -21,7 +21,6 @@ package etcdstorage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -88,15 +87,16 @@ type clients struct {
 
 	checkOnce sync.Once
 
-	mu        sync.Mutex
-	refs      int
-	compactor *compactor
+	mu               sync.Mutex
+	refs             int
+	compactor        stoppableCompactor // nil until the first storage
+	compactorsClient *clientv3.Client
 }
 
-type compactor struct {
+// stoppableCompactor is what etcd3.NewCompactor returns.
+type stoppableCompactor interface {
 	etcd3.Compactor
-	stop   func()
-	client *clientv3.Client
+	Stop()
 }
 
 // decorator builds a resource's storage, with the watch cache in front
@@ -166,11 +166,7 @@ func (c *clients) store(config *storagebackend.ConfigForResource, newFunc, newLi
 		transformer = etcd3.WithCorruptObjErrorHandlingTransformer(transformer)
 		decoder = etcd3.WithCorruptObjErrorHandlingDecoder(decoder)
 	}
-	var compacted etcd3.Compactor
-	if compactor != nil {
-		compacted = compactor
-	}
-	store, err := etcd3.New(kc, compacted, config.Codec, newFunc, newListFunc, config.Prefix, resourcePrefix,
+	store, err := etcd3.New(kc, compactor, config.Codec, newFunc, newListFunc, config.Prefix, resourcePrefix,
 		config.GroupResource, transformer, config.LeaseManagerConfig, decoder, versioner)
 	if err != nil {
 		_ = client.Close()
@@ -196,7 +192,7 @@ func (c *clients) store(config *storagebackend.ConfigForResource, newFunc, newLi
 
 // acquireCompactor returns the compactor (nil when compaction is off) and
 // a function that releases this storage's hold on it.
-func (c *clients) acquireCompactor(interval time.Duration) (*compactor, func(), error) {
+func (c *clients) acquireCompactor(interval time.Duration) (etcd3.Compactor, func(), error) {
 	if interval == 0 {
 		return nil, func() {}, nil
 	}
@@ -207,24 +203,18 @@ func (c *clients) acquireCompactor(interval time.Duration) (*compactor, func(), 
 		if err != nil {
 			return nil, nil, err
 		}
-		if client == nil {
-			return nil, nil, errors.New("etcd client: none")
-		}
-		cp := etcd3.NewCompactor(client, interval, clock.RealClock{}, nil)
-		c.compactor = &compactor{Compactor: cp, stop: cp.Stop, client: client}
+		c.compactor, c.compactorsClient = etcd3.NewCompactor(client, interval, clock.RealClock{}, nil), client
 	}
 	c.refs++
-	cp := c.compactor
 	var once sync.Once
-	return cp, func() {
+	return c.compactor, func() {
 		once.Do(func() {
 			c.mu.Lock()
 			defer c.mu.Unlock()
-			c.refs--
-			if c.refs == 0 && c.compactor == cp {
-				cp.stop()
-				_ = cp.client.Close()
-				c.compactor = nil
+			if c.refs--; c.refs == 0 {
+				c.compactor.Stop()
+				_ = c.compactorsClient.Close()
+				c.compactor, c.compactorsClient = nil, nil
 			}
 		})
 	}, nil
@@ -239,7 +229,7 @@ func (c *clients) acquireCompactor(interval time.Duration) (*compactor, func(), 
 // of its own, which is closed once the check has its answer.
 func (c *clients) checkFeatures() {
 	client, err := c.new()
-	if err != nil || client == nil {
+	if err != nil {
 		return
 	}
 	checked := &checkedClient{Client: client, endpoint: fmt.Sprintf("in-process-%p", c)}
