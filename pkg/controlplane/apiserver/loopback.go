@@ -6,8 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -18,6 +16,8 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/apiserver/pkg/server/healthz"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 )
 
 // loopbackCertMaxAge is how long the loopback certificate is valid, as
@@ -73,33 +73,17 @@ func applySecureServing(o *genericoptions.SecureServingOptionsWithLoopback, c *g
 	return nil
 }
 
-// selfSignedLoopbackCert returns a CA and a serving certificate for host
-// signed by it (PEM, the serving certificate then the CA, as the loopback
-// client and the SNI content expect), and the serving certificate's key.
+// selfSignedLoopbackCert returns a serving certificate for host and the
+// self-signed CA that signed it (PEM, the serving certificate first, as
+// the loopback client and the SNI content expect), and the serving
+// certificate's key.
 func selfSignedLoopbackCert(host string, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
 	now := time.Now()
-	serial := func() *big.Int {
-		n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-		return n
-	}
-	caTemplate := &x509.Certificate{
-		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s-ca@%d", host, now.Unix())},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageKeyEncipherment | x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, caKey.Public(), caKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	ca, err := x509.ParseCertificate(caDER)
+	ca, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: fmt.Sprintf("%s-ca@%d", host, now.Unix())}, caKey)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,8 +91,12 @@ func selfSignedLoopbackCert(host string, notAfter time.Time) (certPEM, keyPEM []
 	if err != nil {
 		return nil, nil, err
 	}
-	template := &x509.Certificate{
-		SerialNumber:          serial(),
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, nil, err
+	}
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber:          serial,
 		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", host, now.Unix())},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              notAfter,
@@ -116,19 +104,19 @@ func selfSignedLoopbackCert(host string, notAfter time.Time) (certPEM, keyPEM []
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
 		DNSNames:              []string{host},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, template, ca, key.Public(), caKey)
+	}, ca, key.Public(), caKey)
 	if err != nil {
 		return nil, nil, err
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
+	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
 		return nil, nil, err
 	}
-	certPEM = append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...)
-	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-	if len(certPEM) == 0 || len(keyPEM) == 0 {
-		return nil, nil, errors.New("encoding the loopback certificate")
+	if certPEM, err = certutil.EncodeCertificates(leaf, ca); err != nil {
+		return nil, nil, err
+	}
+	if keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key); err != nil {
+		return nil, nil, err
 	}
 	return certPEM, keyPEM, nil
 }
