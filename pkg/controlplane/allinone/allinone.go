@@ -342,9 +342,8 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	}
 	member.Store(store)
 	// If the server fails to build, whatever talks to etcd goes before it:
-	// the storage built so far (its clients hold watch streams that etcd's
-	// graceful stop would wait for, then redial the closed socket), and
-	// the health checks' clients once they exist.
+	// the storage built so far (its clients and their watch streams; see
+	// storage.go), and the health checks' clients once they exist.
 	cleanup = append(cleanup, func() { _ = store.Close() }, storages.destroy)
 	server, err := cfg.Complete().New()
 	if err != nil {

@@ -28,11 +28,14 @@ import (
 // health checks. k8s.io/apiserver closes them when a running server stops
 // (GenericAPIServer.Destroy, and the lifecycle's drained signal), which a
 // server that never ran does not reach; apiserver.CompletedConfig.New does
-// not return the servers it built before failing. Left open, the clients
-// keep etcd's graceful stop waiting for the watch streams (its request
-// timeout, 7s) and then redial the closed socket, each failure a gRPC
-// warning in the log. The helpers below let Start close them itself,
-// before etcd: storageTracker for the storage, etcdChecks for the checks.
+// not return the servers it built before failing. Left open, gRPC clients
+// (the health checks', and the storage's when o.APIServer points it at
+// other etcd servers) keep etcd's graceful stop waiting for their streams
+// (etcd's request timeout) and then redial the closed socket, each failure
+// a gRPC warning in the log; the storage's in-process clients
+// (pkg/controlplane/etcdstorage) would outlive the member they call. The
+// helpers below let Start close them itself, before etcd: storageTracker
+// for the storage, etcdChecks for the checks.
 
 // storageTracker records every storage built through the
 // RESTOptionsGetters it wraps while the server is being built, so that a
