@@ -6,7 +6,8 @@
 // embedded etcd member in the same process (etcd's v3client) rather than a
 // gRPC connection over a unix socket. The storage factory makes one gRPC
 // connection per resource, and so per custom resource: about 13 goroutines
-// and 128 KiB of buffers across its two ends, and a protobuf encoding,
+// and, with 300 CRDs, 9 MiB of gRPC read buffers on the client ends alone
+// (heap profile, docs/performance.md), and a protobuf encoding,
 // HTTP/2 framing and a socket round trip for every etcd request. Each
 // resource still gets a client of its own, so each keeps its own watch
 // stream, as upstream intends: progress notifications (which consistent
