@@ -15,7 +15,9 @@ import (
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
+	"github.com/gcp-project/gcp/pkg/controlplane/crdopenapi"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
+	"github.com/gcp-project/gcp/pkg/controlplane/version"
 )
 
 // CompletedConfig is a Config after Complete; only Complete makes one.
@@ -190,15 +192,43 @@ type PreparedServer struct {
 
 // PrepareRun installs the health, OpenAPI and discovery endpoints.
 func (s *Server) PrepareRun() (*PreparedServer, error) {
+	var prepared *PreparedServer
 	if s.Aggregator != nil {
 		p, err := s.Aggregator.PrepareRun()
 		if err != nil {
 			return nil, err
 		}
-		return &PreparedServer{run: p.Run, Handler: s.Aggregator.GenericAPIServer.Handler}, nil
+		prepared = &PreparedServer{run: p.Run, Handler: s.Aggregator.GenericAPIServer.Handler}
+	} else {
+		p := s.Native.PrepareRun()
+		prepared = &PreparedServer{run: p.RunWithContext, Handler: s.Native.Handler}
 	}
-	p := s.Native.PrepareRun()
-	return &PreparedServer{run: p.RunWithContext, Handler: s.Native.Handler}, nil
+	if err := s.serveCRDOpenAPIOnRequest(); err != nil {
+		return nil, err
+	}
+	return prepared, nil
+}
+
+// serveCRDOpenAPIOnRequest makes the apiextensions server build the OpenAPI
+// v3 document of a custom resource's group-version when it is asked for
+// (crdopenapi), instead of building and keeping one for every CRD. It runs
+// after PrepareRun installed /openapi/v3 and before the post-start hooks:
+// with its service unset, the apiextensions server does not start its own
+// OpenAPI v3 controller. (OpenAPI v2 is left as it is: its controller
+// builds a CRD's part of the spec only when /openapi/v2 is read.)
+func (s *Server) serveCRDOpenAPIOnRequest() error {
+	if s.APIExtensions == nil || s.APIExtensions.GenericAPIServer.OpenAPIV3VersionedService == nil {
+		return nil
+	}
+	x := s.APIExtensions.GenericAPIServer
+	h, err := crdopenapi.New(x.OpenAPIV3VersionedService,
+		s.APIExtensions.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister(), version.Get().GitVersion)
+	if err != nil {
+		return fmt.Errorf("apiextensions server: %w", err)
+	}
+	x.OpenAPIV3VersionedService = nil
+	h.Install(x.Handler.NonGoRestfulMux)
+	return nil
 }
 
 // Run serves until ctx is done, then shuts down gracefully.
