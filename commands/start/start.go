@@ -14,6 +14,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
+	"github.com/gcp-project/gcp/pkg/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -78,6 +79,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer gcheadroom.Start(gcheadroom.Default)()
 			o.Notify = sdnotify.TakeFromEnv()
 			cp, err := allinone.Start(ctx, *o, comp)
 			if err != nil {
