@@ -1,18 +1,20 @@
 // Package gcheadroom sizes the Go garbage collector's headroom (how much
-// the heap may grow between two collections) in bytes, not as a share of
-// the live heap.
+// the heap may grow between two collections) by how fast the program
+// allocates, not as a share of the live heap.
 //
 // Go's default, GOGC=100, lets the heap grow by as much as is live before
 // collecting again. Most of an API server's live heap is long-lived state
 // (the handlers, storage, caches and informers of every resource and every
 // CRD), while the garbage its requests make does not grow with the CRDs:
-// with hundreds of CRDs, GOGC=100 holds hundreds of MiB of RSS for garbage
-// that a fixed headroom would hold as well. After each collection, Start
-// sets GOGC so that the next one starts once about Config.Headroom more
-// bytes have been allocated, but never above 100 (a small heap is collected
-// as Go would) nor below Config.MinPercent (so a very large heap is not
-// collected all the time). Traded: a large heap is collected more often, so
-// a busy server with many CRDs spends more CPU marking it.
+// with hundreds of CRDs, an idle server at GOGC=100 holds hundreds of MiB
+// of RSS for garbage it makes slowly. Every second, Start sets GOGC so
+// that the next collection starts once the larger of Config.Headroom and
+// what the program allocates in Config.Interval has been allocated, never
+// above 100 (a small heap, or a busy server, is collected as Go would) nor
+// below Config.MinPercent. So an idle server with a large heap is collected
+// at most about once an Interval, a busy one as at GOGC=100. Traded: an
+// idle or lightly loaded server with a large heap spends more CPU marking
+// it (at most one collection an Interval more than at GOGC=100).
 //
 // It is for a program's main (gcp's server commands), not for a library:
 // GOGC is per process. An operator's GOGC environment variable wins.
@@ -20,31 +22,45 @@ package gcheadroom
 
 import (
 	"os"
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
-	"sync/atomic"
+	"time"
 )
 
 // Config is the headroom Start keeps.
 type Config struct {
-	// Headroom is the bytes to allocate between two collections.
+	// Headroom is the least the heap may grow between two collections.
 	Headroom uint64
+	// Interval is how long the allocation a headroom allows for lasts:
+	// the headroom is at least what the program allocates in Interval.
+	Interval time.Duration
 	// MinPercent is the lowest GOGC set, however large the live heap.
 	MinPercent int
 }
 
-// Default is gcp's servers' headroom: 64 MiB, about what the garbage of a
-// few thousand requests a second amounts to between collections at
-// GOGC=100 in an idle server's heap; GOGC=25 at the least.
-var Default = Config{Headroom: 64 << 20, MinPercent: 25}
+// Default is gcp's servers' headroom: at least 64 MiB (more than an idle
+// server allocates in a minute), and at least two seconds of allocation;
+// GOGC=25 at the least.
+var Default = Config{Headroom: 64 << 20, Interval: 2 * time.Second, MinPercent: 25}
 
 // maxPercent is Go's default GOGC, the highest Start sets.
 const maxPercent = 100
 
-// liveHeap is the runtime metric of the heap the last collection marked.
-const liveHeap = "/gc/heap/live:bytes"
+// tick is how often Start measures the allocation rate and sets GOGC;
+// window is how many ticks' rates it takes the highest of.
+const (
+	tick   = time.Second
+	window = 5
+)
+
+// The runtime metrics Start reads: the heap the last collection marked,
+// and the bytes allocated since the program started.
+const (
+	liveHeap  = "/gc/heap/live:bytes"
+	allocated = "/gc/heap/allocs:bytes"
+)
 
 // Start keeps c's headroom until stop is called (which restores GOGC=100).
 // With GOGC set in the environment it does nothing.
@@ -52,61 +68,62 @@ func Start(c Config) (stop func()) {
 	if os.Getenv("GOGC") != "" || c.Headroom == 0 {
 		return func() {}
 	}
-	t := &tuner{config: c, sample: []metrics.Sample{{Name: liveHeap}}, last: maxPercent}
-	t.arm()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { c.run(done) })
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			t.stopped.Store(true)
-			t.mu.Lock()
-			defer t.mu.Unlock()
+			close(done)
+			wg.Wait()
 			debug.SetGCPercent(maxPercent)
 		})
 	}
 }
 
 // Percent is the GOGC that gives c's headroom over a live heap of live
-// bytes.
-func (c Config) Percent(live uint64) int {
+// bytes for a program allocating rate bytes a second.
+func (c Config) Percent(live uint64, rate float64) int {
 	if live == 0 {
 		return maxPercent
 	}
-	p := int(min(c.Headroom*100/live, maxPercent))
+	headroom := max(float64(c.Headroom), rate*c.Interval.Seconds())
+	p := int(min(headroom*100/float64(live), maxPercent))
 	return max(p, min(c.MinPercent, maxPercent))
 }
 
-// tuner sets GOGC after every collection: a finalizer on a sentinel runs
-// once the collection that found it unreachable is done, and arms the
-// next sentinel.
-type tuner struct {
-	config  Config
-	stopped atomic.Bool
-
-	mu     sync.Mutex
-	sample []metrics.Sample
-	last   int
-}
-
-// sentinel is garbage as soon as it is made; it holds a pointer so that
-// it is never one of the tiny allocations finalizers may skip.
-type sentinel struct{ t *tuner }
-
-func (t *tuner) arm() {
-	runtime.SetFinalizer(&sentinel{t: t}, func(s *sentinel) { s.t.collected() })
-}
-
-func (t *tuner) collected() {
-	if t.stopped.Load() {
+// run sets GOGC every tick until done is closed. The rate is the highest
+// of the last window ticks', so that GOGC rises at once when load comes and
+// falls a few seconds after it goes.
+func (c Config) run(done <-chan struct{}) {
+	samples := []metrics.Sample{{Name: liveHeap}, {Name: allocated}}
+	read := func() (live, total uint64, ok bool) {
+		metrics.Read(samples)
+		if samples[0].Value.Kind() != metrics.KindUint64 || samples[1].Value.Kind() != metrics.KindUint64 {
+			return 0, 0, false
+		}
+		return samples[0].Value.Uint64(), samples[1].Value.Uint64(), true
+	}
+	_, prevTotal, ok := read()
+	if !ok {
 		return
 	}
-	t.mu.Lock()
-	metrics.Read(t.sample)
-	if t.sample[0].Value.Kind() == metrics.KindUint64 {
-		if p := t.config.Percent(t.sample[0].Value.Uint64()); p != t.last && !t.stopped.Load() {
-			debug.SetGCPercent(p)
-			t.last = p
+	var rates [window]float64
+	prev, last := time.Now(), maxPercent
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			live, total, _ := read()
+			rates[i%window] = float64(total-prevTotal) / now.Sub(prev).Seconds()
+			prev, prevTotal = now, total
+			if p := c.Percent(live, slices.Max(rates[:])); p != last {
+				debug.SetGCPercent(p)
+				last = p
+			}
 		}
 	}
-	t.mu.Unlock()
-	t.arm()
 }

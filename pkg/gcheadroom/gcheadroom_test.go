@@ -8,23 +8,28 @@ import (
 )
 
 func TestPercent(t *testing.T) {
-	c := Config{Headroom: 64 << 20, MinPercent: 25}
+	c := Config{Headroom: 64 << 20, Interval: 2 * time.Second, MinPercent: 25}
 	for _, tc := range []struct {
 		live uint64
+		rate float64
 		want int
 	}{
-		{0, 100},
-		{32 << 20, 100},  // a small heap: Go's default
-		{64 << 20, 100},  // headroom equals the heap
-		{128 << 20, 50},  // 64 MiB over 128
-		{256 << 20, 25},  // 64 MiB over 256
-		{1024 << 20, 25}, // never below MinPercent
+		{0, 0, 100},
+		{32 << 20, 0, 100},            // a small heap: Go's default
+		{64 << 20, 0, 100},            // the headroom equals the heap
+		{128 << 20, 0, 50},            // 64 MiB over 128
+		{256 << 20, 1 << 20, 25},      // 64 MiB over 256: idle
+		{256 << 20, 64 << 20, 50},     // two seconds of 64 MiB/s over 256
+		{256 << 20, 1 << 30, 100},     // busy: as at GOGC=100
+		{1024 << 20, 0, 25},           // never below MinPercent
+		{1024 << 20, 256 << 20, 50},   // 512 MiB over 1 GiB
+		{1024 << 20, 1024 << 20, 100}, // never above 100
 	} {
-		if got := c.Percent(tc.live); got != tc.want {
-			t.Errorf("Percent(%d MiB) = %d, want %d", tc.live>>20, got, tc.want)
+		if got := c.Percent(tc.live, tc.rate); got != tc.want {
+			t.Errorf("Percent(%d MiB live, %.0f MiB/s) = %d, want %d", tc.live>>20, tc.rate/(1<<20), got, tc.want)
 		}
 	}
-	if got := (Config{Headroom: 1, MinPercent: 500}).Percent(1 << 30); got != 100 {
+	if got := (Config{Headroom: 1, MinPercent: 500}).Percent(1<<30, 0); got != 100 {
 		t.Errorf("a MinPercent above 100 gave %d, want 100", got)
 	}
 }
@@ -36,25 +41,47 @@ func gogc() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
-// TestStartFollowsTheLiveHeap: with a live heap eight times the headroom,
-// collections set GOGC to the floor; stop restores 100. (Not parallel: GOGC
-// is the process's.)
-func TestStartFollowsTheLiveHeap(t *testing.T) {
+// waitGOGC collects garbage (so the live heap is known) and, while busy,
+// allocates, until GOGC is within [lo, hi] or 10 s have passed.
+func waitGOGC(t *testing.T, lo, hi int64, busy bool) int64 {
+	t.Helper()
+	var sink []byte
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if p := gogc(); p >= lo && p <= hi {
+			return p
+		}
+		runtime.GC()
+		for start := time.Now(); busy && time.Since(start) < 50*time.Millisecond; {
+			sink = make([]byte, 1<<20)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.KeepAlive(sink)
+	return gogc()
+}
+
+// TestStartFollowsTheLiveHeapAndTheLoad: with a live heap eight times the
+// headroom, an idle program gets GOGC near the headroom's share of it, a
+// busy one GOGC=100; stop restores 100. (Not parallel: GOGC is the
+// process's.)
+func TestStartFollowsTheLiveHeapAndTheLoad(t *testing.T) {
 	t.Setenv("GOGC", "")
 	live := make([][]byte, 64)
 	for i := range live {
 		live[i] = make([]byte, 1<<20)
 	}
-	stop := Start(Config{Headroom: 8 << 20, MinPercent: 10})
-	deadline := time.Now().Add(10 * time.Second)
+	stop := Start(Config{Headroom: 8 << 20, Interval: time.Second, MinPercent: 10})
+	defer stop()
 	// 8 MiB over 64 MiB and the test binary's own few: 11 or 12.
-	near := func(p int64) bool { return p >= 10 && p <= 12 }
-	for !near(gogc()) && time.Now().Before(deadline) {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
+	if got := waitGOGC(t, 10, 12, false); got < 10 || got > 12 {
+		t.Fatalf("GOGC, idle, with 64 MiB live and 8 MiB of headroom = %d, want about 12", got)
 	}
-	if got := gogc(); !near(got) {
-		t.Fatalf("GOGC with 64 MiB live and 8 MiB of headroom = %d, want about 12", got)
+	if got := waitGOGC(t, 100, 100, true); got != 100 {
+		t.Fatalf("GOGC while allocating hundreds of MiB a second = %d, want 100", got)
+	}
+	if got := waitGOGC(t, 10, 12, false); got < 10 || got > 12 {
+		t.Fatalf("GOGC, idle again = %d, want about 12", got)
 	}
 	runtime.KeepAlive(live)
 	stop()
@@ -67,11 +94,10 @@ func TestStartFollowsTheLiveHeap(t *testing.T) {
 func TestStartLeavesAnOperatorsGOGC(t *testing.T) {
 	t.Setenv("GOGC", "100")
 	big := make([]byte, 64<<20)
-	stop := Start(Config{Headroom: 1 << 20, MinPercent: 10})
+	stop := Start(Config{Headroom: 1 << 20, Interval: time.Second, MinPercent: 10})
 	defer stop()
 	runtime.GC()
-	runtime.GC()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond)
 	if got := gogc(); got != 100 {
 		t.Fatalf("GOGC with GOGC=100 in the environment = %d, want 100", got)
 	}
