@@ -34,6 +34,9 @@ type Context struct {
 	// controller's client of its own identity comes from
 	// dynamic.NewForConfig(c.ClientBuilder.ConfigOrDie(name)).
 	DynamicInformerFactory dynamicinformer.DynamicSharedInformerFactory
+	// ResourceInformers gives controllers that watch every resource one
+	// informer per resource between them, stopped when no one holds it.
+	ResourceInformers *ResourceInformers
 	// RootCA is the CA bundle of the API server, published in every
 	// namespace as ConfigMap kube-root-ca.crt.
 	RootCA []byte

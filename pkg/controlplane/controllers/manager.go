@@ -191,13 +191,15 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 		return min + time.Duration(rand.Float64()*float64(min))
 	}
 	sharedClient := kubernetes.NewForConfigOrDie(c.Kubeconfig)
-	shared := informers.NewSharedInformerFactory(sharedClient, resync())
-	meta := metadatainformer.NewSharedInformerFactory(metadata.NewForConfigOrDie(c.Kubeconfig), resync())
+	shared := informers.NewSharedInformerFactoryWithOptions(sharedClient, resync(), informers.WithTransform(TrimManagedFields))
+	metadataClient := metadata.NewForConfigOrDie(c.Kubeconfig)
+	meta := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, resync(), metadatainformer.WithTransform(TrimManagedFields))
 	dyn := dynamicinformer.NewDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(c.Kubeconfig), resync())
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(root.Discovery()))
 	go wait.Until(mapper.Reset, 30*time.Second, ctx.Done())
 
 	started := make(chan struct{})
+	resourceInformers := NewResourceInformers(ctx, shared, metadataClient, resync(), started)
 	cc := Context{
 		ControllerContext: app.ControllerContext{
 			ClientBuilder:                   builder,
@@ -209,6 +211,7 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 			ResyncPeriod:                    resync,
 		},
 		DynamicInformerFactory: dyn,
+		ResourceInformers:      resourceInformers,
 		RootCA:                 c.RootCA,
 		CSRSigning:             c.CSRSigning,
 	}
@@ -244,6 +247,7 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 	defer shared.Shutdown()
 	defer meta.Shutdown()
 	defer dyn.Shutdown()
+	defer resourceInformers.Wait()
 
 	var wg sync.WaitGroup
 	for _, ctrl := range running {

@@ -4,7 +4,8 @@
 // discovery lists (custom resources included, followed as definitions
 // come and go). It behaves like kube-controller-manager's.
 //
-// Monitors (metadata informers, one per resource) feed a graph builder,
+// Monitors (handlers on an informer per resource, shared with the quota
+// controller through controllers.ResourceInformers) feed a graph builder,
 // a single goroutine that keeps the dependency graph (objects by uid,
 // their owners and dependents) and queues nodes in attemptToDelete and
 // attemptToOrphan; workers take them from there and act with live reads
@@ -96,6 +97,9 @@ func newFromContext(c controllers.Context, o Options) (controllers.Controller, e
 	if c.RESTMapper == nil {
 		return nil, errors.New("the controller context has no REST mapper")
 	}
+	if c.ResourceInformers == nil {
+		return nil, errors.New("the controller context has no resource informers")
+	}
 	if o.Workers <= 0 {
 		o.Workers = defaultWorkers
 	}
@@ -103,7 +107,8 @@ func newFromContext(c controllers.Context, o Options) (controllers.Controller, e
 		o.DiscoveryPeriod = defaultDiscoveryPeriod
 	}
 	return newController(config{
-		metadata: metadataClient,
+		metadata:  metadataClient,
+		informers: c.ResourceInformers,
 		// The manager's shared mapper (cached; reset here when the
 		// resources change); monitors read discovery fresh.
 		mapper:          c.RESTMapper,
@@ -116,6 +121,7 @@ func newFromContext(c controllers.Context, o Options) (controllers.Controller, e
 // config is what newController needs; unit tests fill it with fakes.
 type config struct {
 	metadata        metadata.Interface
+	informers       informerHolder
 	mapper          meta.ResettableRESTMapper
 	discover        func() ([]*metav1.APIResourceList, error)
 	workers         int
@@ -148,8 +154,8 @@ func newController(c config) *controller {
 		builder:   b,
 		collector: &collector{graph: g, builder: b, objects: &objects{client: c.metadata, mapper: c.mapper}, absent: absent},
 		monitors: &monitors{
-			client:   c.metadata,
-			discover: c.discover,
+			informers: c.informers,
+			discover:  c.discover,
 			handler: func(gvk schema.GroupVersionKind) cache.ResourceEventHandler {
 				return eventHandler(gvk, b.add)
 			},

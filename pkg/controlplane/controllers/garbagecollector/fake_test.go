@@ -1,6 +1,7 @@
 package garbagecollector
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 )
 
 var (
@@ -86,8 +89,17 @@ func testController(t *testing.T, objs ...*metav1.PartialObjectMetadata) (*contr
 		tracked = append(tracked, o)
 	}
 	client := metadatafake.NewSimpleMetadataClient(scheme, tracked...)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	close(started)
+	informers := controllers.NewResourceInformers(ctx, nil, client, 0, started)
+	t.Cleanup(func() {
+		cancel()
+		informers.Wait()
+	})
 	c := newController(config{
 		metadata:        client,
+		informers:       informers,
 		mapper:          testMapper(),
 		discover:        func() ([]*metav1.APIResourceList, error) { return nil, nil },
 		workers:         1,

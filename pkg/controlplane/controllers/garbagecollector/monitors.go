@@ -2,15 +2,14 @@ package garbagecollector
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -24,31 +23,37 @@ var ignoredResources = map[schema.GroupResource]bool{
 	{Group: "events.k8s.io", Resource: "events"}: true,
 }
 
-// monitors keeps one metadata informer (a monitor) running for each
-// resource that discovery lists with the verbs list, watch and delete,
-// and feeds their notifications to the graph builder. The set follows
-// discovery: sync starts monitors for new resources (new custom resource
-// definitions) and stops those of removed ones.
+// monitors keeps an event handler (a monitor) on an informer of each
+// resource that discovery lists with the verbs list, watch and delete, and
+// feeds their notifications to the graph builder. The informers are
+// shared with the quota controller (controllers.ResourceInformers). The
+// set follows discovery: sync adds monitors for new resources (new custom
+// resource definitions) and removes those of removed ones.
 type monitors struct {
-	client   metadata.Interface
-	discover func() ([]*metav1.APIResourceList, error)
-	handler  func(schema.GroupVersionKind) cache.ResourceEventHandler
+	informers informerHolder
+	discover  func() ([]*metav1.APIResourceList, error)
+	handler   func(schema.GroupVersionKind) cache.ResourceEventHandler
 
 	mu      sync.Mutex
 	running map[schema.GroupVersionResource]*monitor
-	wg      sync.WaitGroup
 }
 
-// monitor is one resource's informer and the function that stops it.
+// informerHolder hands out shared informers by resource
+// (controllers.ResourceInformers).
+type informerHolder interface {
+	Hold(schema.GroupVersionResource) (informers.GenericInformer, error)
+	Release(schema.GroupVersionResource)
+}
+
+// monitor is one resource's informer and the handler registered on it.
 type monitor struct {
-	informer cache.SharedIndexInformer
-	stop     context.CancelFunc
+	informer     cache.SharedIndexInformer
+	registration cache.ResourceEventHandlerRegistration
 }
 
-// sync reads discovery and starts and stops monitors to match; monitors
-// run until stopAll or until ctx is done. It reports whether the set
-// changed. When discovery fails for some groups, the monitors of those
-// groups are kept.
+// sync reads discovery and adds and removes monitors to match. It reports
+// whether the set changed. When discovery fails for some groups, the
+// monitors of those groups are kept.
 func (m *monitors) sync(ctx context.Context) (changed bool, err error) {
 	want, keep, err := controllers.Discovered(m.discover, deletableResources)
 	if want == nil {
@@ -63,59 +68,68 @@ func (m *monitors) sync(ctx context.Context) (changed bool, err error) {
 			continue
 		}
 		logger.V(2).Info("Stopping garbage collector monitor", "resource", gvr)
-		mon.stop()
-		delete(m.running, gvr)
+		m.stop(gvr, mon)
 		changed = true
 	}
+	errs := []error{err}
 	for gvr, kind := range want {
 		if _, ok := m.running[gvr]; ok {
 			continue
 		}
-		logger.V(2).Info("Starting garbage collector monitor", "resource", gvr)
-		m.running[gvr] = m.start(ctx, gvr, gvr.GroupVersion().WithKind(kind))
+		mon, err := m.start(gvr, gvr.GroupVersion().WithKind(kind))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		logger.V(2).Info("Started garbage collector monitor", "resource", gvr)
+		m.running[gvr] = mon
 		changed = true
 	}
-	return changed, err
+	return changed, errors.Join(errs...)
 }
 
-// start runs a metadata informer for gvr. Its cache keeps no managed
-// fields: the graph never looks at them.
-func (m *monitors) start(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) *monitor {
-	ctx, stop := context.WithCancel(ctx)
-	inf := metadatainformer.NewFilteredMetadataInformer(m.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
-	_ = inf.SetTransform(func(obj any) (any, error) {
-		if o, err := meta.Accessor(obj); err == nil {
-			o.SetManagedFields(nil)
-		}
-		return obj, nil
-	})
-	_, _ = inf.AddEventHandler(m.handler(gvk))
-	m.wg.Go(func() { inf.RunWithContext(ctx) })
-	return &monitor{informer: inf, stop: stop}
+// start holds gvr's informer and registers the graph builder's handler on
+// it.
+func (m *monitors) start(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) (*monitor, error) {
+	inf, err := m.informers.Hold(gvr)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := inf.Informer().AddEventHandler(m.handler(gvk))
+	if err != nil {
+		m.informers.Release(gvr)
+		return nil, err
+	}
+	return &monitor{informer: inf.Informer(), registration: reg}, nil
 }
 
-// synced reports whether there are monitors and all have listed their
-// resource once.
+// stop removes mon's handler and releases its informer; m.mu is held.
+func (m *monitors) stop(gvr schema.GroupVersionResource, mon *monitor) {
+	_ = mon.informer.RemoveEventHandler(mon.registration)
+	m.informers.Release(gvr)
+	delete(m.running, gvr)
+}
+
+// synced reports whether there are monitors and all have seen their
+// informer's first listing.
 func (m *monitors) synced() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, mon := range m.running {
-		if !mon.informer.HasSynced() {
+		if !mon.registration.HasSynced() {
 			return false
 		}
 	}
 	return len(m.running) > 0
 }
 
-// stopAll stops every monitor and waits for them.
+// stopAll removes every monitor.
 func (m *monitors) stopAll() {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	for gvr, mon := range m.running {
-		mon.stop()
-		delete(m.running, gvr)
+		m.stop(gvr, mon)
 	}
-	m.mu.Unlock()
-	m.wg.Wait()
 }
 
 // deletableResources returns the kind of each resource of lists that

@@ -15,6 +15,7 @@ package resourcequota
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -36,7 +37,6 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
@@ -84,6 +84,9 @@ func DescriptorWithOptions(o Options) controllers.Descriptor {
 }
 
 func newFromContext(ctx context.Context, c controllers.Context, o Options) (controllers.Controller, error) {
+	if c.ResourceInformers == nil {
+		return nil, errors.New("the controller context has no resource informers")
+	}
 	cfg, err := c.ClientBuilder.Config(bootstrappolicy.ResourceQuotaController)
 	if err != nil {
 		return nil, fmt.Errorf("client config for %s: %w", bootstrappolicy.ResourceQuotaController, err)
@@ -93,23 +96,21 @@ func newFromContext(ctx context.Context, c controllers.Context, o Options) (cont
 		return nil, err
 	}
 	return newController(ctx, config{
-		quotas:           client.CoreV1(),
-		informer:         c.InformerFactory.Core().V1().ResourceQuotas(),
-		informers:        c.ObjectOrMetadataInformerFactory,
-		informersStarted: c.InformersStarted,
-		discover:         client.Discovery().ServerPreferredNamespacedResources,
-		options:          o,
+		quotas:    client.CoreV1(),
+		informer:  c.InformerFactory.Core().V1().ResourceQuotas(),
+		informers: c.ResourceInformers,
+		discover:  client.Discovery().ServerPreferredNamespacedResources,
+		options:   o,
 	}), nil
 }
 
 // config is what newController needs; unit tests fill it with fakes.
 type config struct {
-	quotas           corev1client.ResourceQuotasGetter
-	informer         coreinformers.ResourceQuotaInformer
-	informers        informerfactory.InformerFactory
-	informersStarted <-chan struct{}
-	discover         func() ([]*metav1.APIResourceList, error)
-	options          Options
+	quotas    corev1client.ResourceQuotasGetter
+	informer  coreinformers.ResourceQuotaInformer
+	informers *controllers.ResourceInformers
+	discover  func() ([]*metav1.APIResourceList, error)
+	options   Options
 }
 
 // controller keeps ResourceQuota status up to date.
@@ -157,13 +158,12 @@ func newController(ctx context.Context, c config) *controller {
 		options: o,
 	}
 	rc.monitors = &monitors{
-		informers:        c.informers,
-		informersStarted: c.informersStarted,
-		discover:         c.discover,
-		registry:         rc.registry,
-		listerFunc:       listerFunc,
-		replenish:        rc.replenish,
-		running:          map[schema.GroupVersionResource]*monitor{},
+		informers:  c.informers,
+		discover:   c.discover,
+		registry:   rc.registry,
+		listerFunc: listerFunc,
+		replenish:  rc.replenish,
+		running:    map[schema.GroupVersionResource]*monitor{},
 	}
 	logger := klog.FromContext(ctx)
 	_, err := c.informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{

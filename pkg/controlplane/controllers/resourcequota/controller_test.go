@@ -16,13 +16,11 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/pkg/clientbuilder"
-	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
@@ -78,11 +76,11 @@ func resourceQuota(ns, name string, hard corev1.ResourceList) *corev1.ResourceQu
 // fixture is a controller on fake clients holding objs (typed) and metas
 // (metadata only, custom resources).
 type fixture struct {
-	ctx     context.Context
-	c       *controller
-	client  *fake.Clientset
-	meta    *metadatafake.FakeMetadataClient
-	factory informerfactory.InformerFactory
+	ctx       context.Context
+	c         *controller
+	client    *fake.Clientset
+	meta      *metadatafake.FakeMetadataClient
+	informers *controllers.ResourceInformers
 }
 
 func newFixture(t *testing.T, objs []runtime.Object, metas ...runtime.Object) *fixture {
@@ -95,25 +93,23 @@ func newFixture(t *testing.T, objs []runtime.Object, metas ...runtime.Object) *f
 	}
 	metaClient := metadatafake.NewSimpleMetadataClient(scheme, metas...)
 	shared := informers.NewSharedInformerFactory(client, 0)
-	metaFactory := metadatainformer.NewSharedInformerFactory(metaClient, 0)
-	factory := informerfactory.NewInformerFactory(shared, metaFactory)
 	started := make(chan struct{})
+	resourceInformers := controllers.NewResourceInformers(ctx, shared, metaClient, 0, started)
 	c := newController(ctx, config{
-		quotas:           client.CoreV1(),
-		informer:         shared.Core().V1().ResourceQuotas(),
-		informers:        factory,
-		informersStarted: started,
-		discover:         testDiscovery,
-		options:          Options{DiscoveryPeriod: time.Second},
+		quotas:    client.CoreV1(),
+		informer:  shared.Core().V1().ResourceQuotas(),
+		informers: resourceInformers,
+		discover:  testDiscovery,
+		options:   Options{DiscoveryPeriod: time.Second},
 	})
-	factory.Start(ctx.Done())
+	shared.Start(ctx.Done())
 	close(started)
 	t.Cleanup(func() {
 		cancel()
 		shared.Shutdown()
-		metaFactory.Shutdown()
+		resourceInformers.Wait()
 	})
-	return &fixture{ctx: ctx, c: c, client: client, meta: metaClient, factory: factory}
+	return &fixture{ctx: ctx, c: c, client: client, meta: metaClient, informers: resourceInformers}
 }
 
 // syncMonitors starts the monitors and waits until they and the quota
@@ -289,13 +285,13 @@ func TestResourceQuotaControllerDescriptor(t *testing.T) {
 	}
 	client := fake.NewClientset()
 	shared := informers.NewSharedInformerFactory(client, 0)
-	meta := metadatainformer.NewSharedInformerFactory(metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme()), 0)
+	metadataClient := metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme())
+	started := make(chan struct{})
 	c, err := d.New(context.Background(), controllers.Context{ControllerContext: app.ControllerContext{
-		ClientBuilder:                   clientbuilder.SimpleControllerClientBuilder{ClientConfig: &rest.Config{Host: "https://127.0.0.1:1"}},
-		InformerFactory:                 shared,
-		ObjectOrMetadataInformerFactory: informerfactory.NewInformerFactory(shared, meta),
-		InformersStarted:                make(chan struct{}),
-	}})
+		ClientBuilder:    clientbuilder.SimpleControllerClientBuilder{ClientConfig: &rest.Config{Host: "https://127.0.0.1:1"}},
+		InformerFactory:  shared,
+		InformersStarted: started,
+	}, ResourceInformers: controllers.NewResourceInformers(context.Background(), shared, metadataClient, 0, started)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,27 +13,26 @@ import (
 	"k8s.io/apiserver/pkg/quota/v1/generic"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	gcpquota "github.com/gcp-project/gcp/pkg/controlplane/quota"
 )
 
-// monitors keeps an event handler (a monitor) on the shared informer of
-// each resource that discovery lists as namespaced with the verbs create,
-// list, watch and delete, and an object count evaluator for it in the
-// registry. The set follows discovery: sync adds monitors and evaluators
-// for new resources (new custom resource definitions) and removes those of
-// removed ones. Shared informers cannot be stopped one by one, so the
-// informer of a removed resource keeps running until the factory stops.
+// monitors keeps an event handler (a monitor) on the informer of each
+// resource that discovery lists as namespaced with the verbs create, list,
+// watch and delete, and an object count evaluator for it in the registry.
+// The informers are shared with the garbage collector
+// (controllers.ResourceInformers). The set follows discovery: sync adds
+// monitors and evaluators for new resources (new custom resource
+// definitions) and removes those of removed ones, releasing their
+// informers.
 type monitors struct {
-	informers        informerfactory.InformerFactory
-	informersStarted <-chan struct{}
-	discover         func() ([]*metav1.APIResourceList, error)
-	registry         quota.Registry
-	listerFunc       quota.ListerForResourceFunc
-	replenish        func(ctx context.Context, gr schema.GroupResource, namespace string)
+	informers  *controllers.ResourceInformers
+	discover   func() ([]*metav1.APIResourceList, error)
+	registry   quota.Registry
+	listerFunc quota.ListerForResourceFunc
+	replenish  func(ctx context.Context, gr schema.GroupResource, namespace string)
 
 	mu      sync.Mutex
 	running map[schema.GroupVersionResource]*monitor
@@ -50,8 +49,7 @@ type monitor struct {
 
 // sync reads discovery and adds and removes monitors to match; it reports
 // whether monitors were added. Monitors of groups whose discovery failed
-// are kept. New informers are started once the shared factories have
-// been (InformersStarted), so sync blocks until then.
+// are kept.
 func (m *monitors) sync(ctx context.Context) (added bool, err error) {
 	want, keep, err := controllers.Discovered(m.discover, quotableResources)
 	if want == nil {
@@ -66,11 +64,7 @@ func (m *monitors) sync(ctx context.Context) (added bool, err error) {
 			continue
 		}
 		logger.V(2).Info("Stopping resource quota monitor", "resource", gvr)
-		_ = mon.informer.RemoveEventHandler(mon.registration)
-		if mon.evaluator != nil {
-			m.registry.Remove(mon.evaluator)
-		}
-		delete(m.running, gvr)
+		m.stop(gvr, mon)
 	}
 	var errs []error
 	for gvr := range want {
@@ -86,20 +80,24 @@ func (m *monitors) sync(ctx context.Context) (added bool, err error) {
 		m.running[gvr] = mon
 		added = true
 	}
-	if added {
-		select {
-		case <-m.informersStarted:
-			m.informers.Start(ctx.Done())
-		case <-ctx.Done():
-		}
-	}
 	return added, errors.Join(append(errs, err)...)
 }
 
-// start adds a monitor on gvr's shared informer and, unless the registry
-// has one, an object count evaluator for it.
+// stop removes mon's handler and evaluator and releases its informer;
+// m.mu is held.
+func (m *monitors) stop(gvr schema.GroupVersionResource, mon *monitor) {
+	_ = mon.informer.RemoveEventHandler(mon.registration)
+	if mon.evaluator != nil {
+		m.registry.Remove(mon.evaluator)
+	}
+	m.informers.Release(gvr)
+	delete(m.running, gvr)
+}
+
+// start holds gvr's informer, adds a monitor on it and, unless the
+// registry has one, an object count evaluator for it.
 func (m *monitors) start(ctx context.Context, gvr schema.GroupVersionResource) (*monitor, error) {
-	inf, err := m.informers.ForResource(gvr)
+	inf, err := m.informers.Hold(gvr)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +123,7 @@ func (m *monitors) start(ctx context.Context, gvr schema.GroupVersionResource) (
 		DeleteFunc: replenish,
 	})
 	if err != nil {
+		m.informers.Release(gvr)
 		return nil, err
 	}
 	mon := &monitor{informer: inf.Informer(), registration: reg}
@@ -148,13 +147,12 @@ func (m *monitors) synced() bool {
 	return len(m.running) > 0
 }
 
-// stopAll removes every monitor's handler.
+// stopAll removes every monitor.
 func (m *monitors) stopAll() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for gvr, mon := range m.running {
-		_ = mon.informer.RemoveEventHandler(mon.registration)
-		delete(m.running, gvr)
+		m.stop(gvr, mon)
 	}
 }
 
