@@ -330,6 +330,37 @@ func crds(cfg *rest.Config, from, to int) (time.Duration, error) {
 	}
 }
 
+// crdsWatched waits until the API server serves a watch of each of the n
+// bench CRDs (apiserver_longrunning_requests), and returns how long that
+// took.
+func crdsWatched(cfg *rest.Config, n int) (time.Duration, error) {
+	client := kubernetes.NewForConfigOrDie(cfg).CoreV1().RESTClient()
+	t0 := time.Now()
+	for {
+		body, err := client.Get().AbsPath("/metrics").DoRaw(context.Background())
+		if err == nil {
+			watched := map[string]bool{}
+			for line := range strings.Lines(string(body)) {
+				if !strings.HasPrefix(line, "apiserver_longrunning_requests{") || !strings.Contains(line, `verb="WATCH"`) ||
+					!strings.Contains(line, `.bench.example.com"`) || strings.HasSuffix(strings.TrimSpace(line), " 0") {
+					continue
+				}
+				if i := strings.Index(line, `group="`); i >= 0 {
+					group := line[i+len(`group="`):]
+					watched[group[:strings.Index(group, `"`)]] = true
+				}
+			}
+			if len(watched) >= n {
+				return time.Since(t0), nil
+			}
+		}
+		if time.Since(t0) > 5*time.Minute {
+			return 0, fmt.Errorf("the controllers do not watch all %d CRDs after 5m (last error %v)", n, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
 // etcdPut measures raw etcd puts of 256-byte values at clients
 // concurrent clients for d: the physical limit of a write.
 func etcdPut(url string, clients int, d time.Duration) (result, error) {

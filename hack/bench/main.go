@@ -201,9 +201,16 @@ func measure(s stack, dir string, cfg config) (*measured, error) {
 			return nil, err
 		}
 		m.crdTime[n] = t.Seconds()
+		// Memory once the controllers (the garbage collector's and the
+		// quota controller's informers, which rediscover resources every
+		// 30 s in both stacks) watch every CRD, and then idleWait.
+		watched, err := crdsWatched(s.config(), n)
+		if err != nil {
+			return nil, err
+		}
 		time.Sleep(idleWait)
 		m.crdRSS[n] = rss(s.pids())
-		log("%d → %d CRDs: all in discovery after %v, RSS %.0f MiB", from, n, t, m.crdRSS[n])
+		log("%d → %d CRDs: all in discovery after %v, all watched after %v more, RSS %.0f MiB", from, n, t, watched, m.crdRSS[n])
 		from = n
 	}
 	return m, nil
