@@ -228,7 +228,10 @@ func (h *Handler) serveGroupVersion(w http.ResponseWriter, r *http.Request) {
 	if protobuf {
 		doc.pbOnce.Do(func() { doc.protobuf, doc.pbErr = handler3.ToV3ProtoBinary(doc.json) })
 		if doc.pbErr != nil {
-			http.Error(w, doc.pbErr.Error(), http.StatusInternalServerError)
+			// The document is there in JSON; a schema gnostic cannot read
+			// has no protobuf form.
+			klog.ErrorS(doc.pbErr, "Encoding an OpenAPI v3 document as protobuf", "groupVersion", path)
+			http.Error(w, "this document is served as application/json only: "+doc.pbErr.Error(), http.StatusNotAcceptable)
 			return
 		}
 		body = doc.protobuf
