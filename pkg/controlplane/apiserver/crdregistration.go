@@ -3,6 +3,7 @@ package apiserver
 import (
 	"sync"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	crdinformers "k8s.io/apiextensions-apiserver/pkg/client/informers/externalversions/apiextensions/v1"
 	crdlisters "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -45,8 +46,18 @@ func newCRDRegistrationController(crds crdinformers.CustomResourceDefinitionInfo
 		}
 	}
 	_, _ = crds.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    signal,
-		UpdateFunc: func(_, obj interface{}) { signal(obj) },
+		AddFunc: signal,
+		UpdateFunc: func(old, obj interface{}) {
+			// Served versions are spec, and a spec change is a new
+			// generation; the controllers' status writes (several per
+			// new CRD) change nothing here.
+			o, ok1 := old.(*apiextensionsv1.CustomResourceDefinition)
+			n, ok2 := obj.(*apiextensionsv1.CustomResourceDefinition)
+			if ok1 && ok2 && o.Generation == n.Generation {
+				return
+			}
+			signal(obj)
+		},
 		DeleteFunc: signal,
 	})
 	return c
