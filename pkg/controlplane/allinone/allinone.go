@@ -250,7 +250,8 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	// resource (pkg/controlplane/etcdstorage), unless o.APIServer points it
 	// elsewhere. The member starts after the configuration is built.
 	var member atomic.Pointer[etcd.Handle]
-	embedded := ao.Etcd.StorageConfig.Transport.ServerList
+	// A copy: o.APIServer may change the list in place.
+	embedded := slices.Clone(ao.Etcd.StorageConfig.Transport.ServerList)
 	ao.NewEtcdClient = func() (*clientv3.Client, error) {
 		if m := member.Load(); m != nil {
 			return m.InProcessClient(), nil
