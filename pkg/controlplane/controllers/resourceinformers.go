@@ -62,9 +62,44 @@ func NewResourceInformers(ctx context.Context, typed informers.SharedInformerFac
 	}
 }
 
-// Hold returns gvr's informer, running or about to, and counts one more
-// holder; each Hold is undone by one Release.
-func (r *ResourceInformers) Hold(gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
+// AddEventHandler registers handler on gvr's informer, which runs (or is
+// about to) while some handler is registered on it through r. Remove
+// undoes it.
+func (r *ResourceInformers) AddEventHandler(gvr schema.GroupVersionResource, handler cache.ResourceEventHandler) (*Handler, error) {
+	inf, err := r.hold(gvr)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := inf.Informer().AddEventHandler(handler)
+	if err != nil {
+		r.release(gvr)
+		return nil, err
+	}
+	return &Handler{r: r, gvr: gvr, informer: inf.Informer(), registration: reg}, nil
+}
+
+// Handler is a handler AddEventHandler registered.
+type Handler struct {
+	r            *ResourceInformers
+	gvr          schema.GroupVersionResource
+	informer     cache.SharedIndexInformer
+	registration cache.ResourceEventHandlerRegistration
+}
+
+// HasSynced reports whether the handler has seen the informer's first
+// listing.
+func (h *Handler) HasSynced() bool { return h.registration.HasSynced() }
+
+// Remove unregisters the handler; the informer's last handler stops a
+// metadata informer.
+func (h *Handler) Remove() {
+	_ = h.informer.RemoveEventHandler(h.registration)
+	h.r.release(h.gvr)
+}
+
+// hold returns gvr's informer, running or about to, and counts one more
+// holder; each hold is undone by one release.
+func (r *ResourceInformers) hold(gvr schema.GroupVersionResource) (informers.GenericInformer, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if h, ok := r.held[gvr]; ok {
@@ -96,8 +131,8 @@ func (r *ResourceInformers) Hold(gvr schema.GroupVersionResource) (informers.Gen
 	return inf, nil
 }
 
-// Release undoes one Hold of gvr; the last stops a metadata informer.
-func (r *ResourceInformers) Release(gvr schema.GroupVersionResource) {
+// release undoes one hold of gvr; the last stops a metadata informer.
+func (r *ResourceInformers) release(gvr schema.GroupVersionResource) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	h, ok := r.held[gvr]
@@ -126,7 +161,7 @@ func (r *ResourceInformers) ForResource(gvr schema.GroupVersionResource) (inform
 }
 
 // Wait waits for the informers NewResourceInformers' ctx stops (or
-// Release stopped) to return.
+// Remove stopped) to return.
 func (r *ResourceInformers) Wait() {
 	r.wg.Wait()
 }

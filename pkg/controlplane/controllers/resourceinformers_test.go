@@ -16,8 +16,8 @@ import (
 
 // TestResourceInformers: a resource the typed factory knows gets the
 // factory's informer; any other gets one metadata informer however many
-// hold it, which runs until the last holder releases it and keeps no
-// managed fields.
+// handlers are on it, which runs until the last handler is removed and
+// keeps no managed fields.
 func TestResourceInformers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -44,69 +44,70 @@ func TestResourceInformers(t *testing.T) {
 
 	// Typed: the factory's own informer, started, and not stopped by
 	// Release.
-	cms, err := r.Hold(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	cms, err := r.AddEventHandler(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, cache.ResourceEventHandlerFuncs{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// (Each call wraps the factory's informer anew; the store is its own.)
-	if cms.Informer().GetStore() != typed.Core().V1().ConfigMaps().Informer().GetStore() {
+	if cms.informer.GetStore() != typed.Core().V1().ConfigMaps().Informer().GetStore() {
 		t.Error("configmaps: not the typed factory's informer")
 	}
-	waitSynced(t, cms.Informer())
-	r.Release(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-	if cms.Informer().IsStopped() {
+	waitSynced(t, cms.HasSynced)
+	cms.Remove()
+	if cms.informer.IsStopped() {
 		t.Error("the typed factory's informer stopped on Release")
 	}
 
 	// Metadata: one informer for two holders.
-	first, err := r.Hold(widgets)
+	first, err := r.AddEventHandler(widgets, cache.ResourceEventHandlerFuncs{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := r.Hold(widgets)
+	second, err := r.AddEventHandler(widgets, cache.ResourceEventHandlerFuncs{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Informer() != second.Informer() {
-		t.Fatal("two holders of widgets got two informers")
+	if first.informer != second.informer {
+		t.Fatal("two handlers of widgets got two informers")
 	}
-	if got, err := r.ForResource(widgets); err != nil || got.Informer() != first.Informer() {
+	if got, err := r.ForResource(widgets); err != nil || got.Informer() != first.informer {
 		t.Fatalf("ForResource(widgets) = %v, %v", got, err)
 	}
-	waitSynced(t, first.Informer())
-	items := first.Informer().GetStore().List()
+	waitSynced(t, first.HasSynced)
+	waitSynced(t, second.HasSynced)
+	items := first.informer.GetStore().List()
 	if len(items) != 1 || len(items[0].(*metav1.PartialObjectMetadata).ManagedFields) != 0 {
 		t.Fatalf("widgets in the cache: %v, want w without managed fields", items)
 	}
 
-	r.Release(widgets)
-	if first.Informer().IsStopped() {
-		t.Fatal("widgets' informer stopped while still held")
+	first.Remove()
+	if first.informer.IsStopped() {
+		t.Fatal("widgets' informer stopped while a handler is still on it")
 	}
-	r.Release(widgets)
+	second.Remove()
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return first.Informer().IsStopped(), nil
+		return first.informer.IsStopped(), nil
 	}); err != nil {
-		t.Fatal("widgets' informer still runs after its last Release")
+		t.Fatal("widgets' informer still runs after its last handler went")
 	}
 	if _, err := r.ForResource(widgets); err == nil {
 		t.Error("ForResource of a released resource: no error")
 	}
-	third, err := r.Hold(widgets)
+	third, err := r.AddEventHandler(widgets, cache.ResourceEventHandlerFuncs{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if third.Informer() == first.Informer() {
-		t.Error("holding widgets again reused the stopped informer")
+	if third.informer == first.informer {
+		t.Error("a handler on widgets again reused the stopped informer")
 	}
-	waitSynced(t, third.Informer())
+	waitSynced(t, third.HasSynced)
 }
 
-func waitSynced(t *testing.T, inf cache.SharedIndexInformer) {
+func waitSynced(t *testing.T, synced cache.InformerSynced) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced) {
 		t.Fatal("informer did not sync")
 	}
 }

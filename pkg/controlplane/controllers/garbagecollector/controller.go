@@ -121,7 +121,7 @@ func newFromContext(c controllers.Context, o Options) (controllers.Controller, e
 // config is what newController needs; unit tests fill it with fakes.
 type config struct {
 	metadata        metadata.Interface
-	informers       informerHolder
+	informers       *controllers.ResourceInformers
 	mapper          meta.ResettableRESTMapper
 	discover        func() ([]*metav1.APIResourceList, error)
 	workers         int

@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -30,7 +29,7 @@ var ignoredResources = map[schema.GroupResource]bool{
 // set follows discovery: sync adds monitors for new resources (new custom
 // resource definitions) and removes those of removed ones.
 type monitors struct {
-	informers informerHolder
+	informers *controllers.ResourceInformers
 	discover  func() ([]*metav1.APIResourceList, error)
 	handler   func(schema.GroupVersionKind) cache.ResourceEventHandler
 
@@ -38,18 +37,8 @@ type monitors struct {
 	running map[schema.GroupVersionResource]*monitor
 }
 
-// informerHolder hands out shared informers by resource
-// (controllers.ResourceInformers).
-type informerHolder interface {
-	Hold(schema.GroupVersionResource) (informers.GenericInformer, error)
-	Release(schema.GroupVersionResource)
-}
-
-// monitor is one resource's informer and the handler registered on it.
-type monitor struct {
-	informer     cache.SharedIndexInformer
-	registration cache.ResourceEventHandlerRegistration
-}
+// monitor is the graph builder's handler on one resource's informer.
+type monitor = controllers.Handler
 
 // sync reads discovery and adds and removes monitors to match. It reports
 // whether the set changed. When discovery fails for some groups, the
@@ -88,25 +77,14 @@ func (m *monitors) sync(ctx context.Context) (changed bool, err error) {
 	return changed, errors.Join(errs...)
 }
 
-// start holds gvr's informer and registers the graph builder's handler on
-// it.
+// start registers the graph builder's handler on gvr's informer.
 func (m *monitors) start(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) (*monitor, error) {
-	inf, err := m.informers.Hold(gvr)
-	if err != nil {
-		return nil, err
-	}
-	reg, err := inf.Informer().AddEventHandler(m.handler(gvk))
-	if err != nil {
-		m.informers.Release(gvr)
-		return nil, err
-	}
-	return &monitor{informer: inf.Informer(), registration: reg}, nil
+	return m.informers.AddEventHandler(gvr, m.handler(gvk))
 }
 
-// stop removes mon's handler and releases its informer; m.mu is held.
+// stop removes mon; m.mu is held.
 func (m *monitors) stop(gvr schema.GroupVersionResource, mon *monitor) {
-	_ = mon.informer.RemoveEventHandler(mon.registration)
-	m.informers.Release(gvr)
+	mon.Remove()
 	delete(m.running, gvr)
 }
 
@@ -116,7 +94,7 @@ func (m *monitors) synced() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, mon := range m.running {
-		if !mon.registration.HasSynced() {
+		if !mon.HasSynced() {
 			return false
 		}
 	}

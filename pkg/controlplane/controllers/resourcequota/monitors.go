@@ -38,10 +38,9 @@ type monitors struct {
 	running map[schema.GroupVersionResource]*monitor
 }
 
-// monitor is one resource's informer and the handler registered on it.
+// monitor is the handler registered on one resource's informer.
 type monitor struct {
-	informer     cache.SharedIndexInformer
-	registration cache.ResourceEventHandlerRegistration
+	handler *controllers.Handler
 	// evaluator is the object count evaluator added for the resource,
 	// nil when one was there already (a legacy one).
 	evaluator quota.Evaluator
@@ -83,24 +82,18 @@ func (m *monitors) sync(ctx context.Context) (added bool, err error) {
 	return added, errors.Join(append(errs, err)...)
 }
 
-// stop removes mon's handler and evaluator and releases its informer;
-// m.mu is held.
+// stop removes mon's handler and evaluator; m.mu is held.
 func (m *monitors) stop(gvr schema.GroupVersionResource, mon *monitor) {
-	_ = mon.informer.RemoveEventHandler(mon.registration)
+	mon.handler.Remove()
 	if mon.evaluator != nil {
 		m.registry.Remove(mon.evaluator)
 	}
-	m.informers.Release(gvr)
 	delete(m.running, gvr)
 }
 
-// start holds gvr's informer, adds a monitor on it and, unless the
-// registry has one, an object count evaluator for it.
+// start adds a monitor on gvr's informer and, unless the registry has
+// one, an object count evaluator for it.
 func (m *monitors) start(ctx context.Context, gvr schema.GroupVersionResource) (*monitor, error) {
-	inf, err := m.informers.Hold(gvr)
-	if err != nil {
-		return nil, err
-	}
 	gr := gvr.GroupResource()
 	replenish := func(obj any) {
 		if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -112,7 +105,7 @@ func (m *monitors) start(ctx context.Context, gvr schema.GroupVersionResource) (
 		}
 		m.replenish(ctx, gr, o.GetNamespace())
 	}
-	reg, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+	handler, err := m.informers.AddEventHandler(gvr, cache.ResourceEventHandlerDetailedFuncs{
 		// Objects of the first listing are counted when the quotas
 		// are recomputed after the monitors synced.
 		AddFunc: func(obj any, initial bool) {
@@ -123,10 +116,9 @@ func (m *monitors) start(ctx context.Context, gvr schema.GroupVersionResource) (
 		DeleteFunc: replenish,
 	})
 	if err != nil {
-		m.informers.Release(gvr)
 		return nil, err
 	}
-	mon := &monitor{informer: inf.Informer(), registration: reg}
+	mon := &monitor{handler: handler}
 	if m.registry.Get(gr) == nil {
 		mon.evaluator = generic.NewObjectCountEvaluator(gr, generic.ListResourceUsingListerFunc(m.listerFunc, gvr), "")
 		m.registry.Add(mon.evaluator)
@@ -140,7 +132,7 @@ func (m *monitors) synced() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, mon := range m.running {
-		if !mon.registration.HasSynced() {
+		if !mon.handler.HasSynced() {
 			return false
 		}
 	}
