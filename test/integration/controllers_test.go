@@ -89,7 +89,7 @@ func TestControllersShareOneWatchPerResource(t *testing.T) {
 // server is serving (apiserver_longrunning_requests).
 func gadgetWatches(t *testing.T, s *testserver.Server) int {
 	t.Helper()
-	body, err := rawGet(context.Background(), s.AdminConfig, "/metrics")
+	body, err := s.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

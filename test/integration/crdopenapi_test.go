@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -20,6 +19,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/kube-openapi/pkg/handler3"
+
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // TestCRDOpenAPIV3: a custom resource's OpenAPI v3 document (built on
@@ -58,7 +59,7 @@ func TestCRDOpenAPIV3(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	first := waitOpenAPIV3Path(t, s.AdminConfig, path, "")
+	first := waitOpenAPIV3Path(t, s, path, "")
 	gizmo := openAPIV3Gizmo(t, s.AdminConfig, path)
 	if got := fmt.Sprint(gizmo["properties"]); !strings.Contains(got, "size") || strings.Contains(got, "colour") {
 		t.Fatalf("Gizmo schema properties: %s", got)
@@ -113,7 +114,7 @@ func TestCRDOpenAPIV3(t *testing.T) {
 	if _, err := crds.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	second := waitOpenAPIV3Path(t, s.AdminConfig, path, first)
+	second := waitOpenAPIV3Path(t, s, path, first)
 	if got := fmt.Sprint(openAPIV3Gizmo(t, s.AdminConfig, path)["properties"]); !strings.Contains(got, "colour") {
 		t.Fatalf("Gizmo schema properties after the update: %s", got)
 	}
@@ -132,7 +133,7 @@ func TestCRDOpenAPIV3(t *testing.T) {
 	if err := crds.Delete(ctx, crd.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitOpenAPIV3Path(t, s.AdminConfig, path, second)
+	waitOpenAPIV3Path(t, s, path, second)
 	if resp := get("/openapi/v3/"+path, "application/json"); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("GET %s after the CRD went: %d, want 404", path, resp.StatusCode)
 	}
@@ -141,12 +142,11 @@ func TestCRDOpenAPIV3(t *testing.T) {
 // waitOpenAPIV3Path waits until /openapi/v3 lists path at a URL other than
 // old (old "" waits for it to be listed; a listed old waits for it to
 // change or go) and returns that URL ("" when path went).
-func waitOpenAPIV3Path(t *testing.T, cfg *rest.Config, path, old string) string {
+func waitOpenAPIV3Path(t *testing.T, s *testserver.Server, path, old string) string {
 	t.Helper()
-	client := rest.CopyConfig(cfg)
 	var url string
 	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-		body, err := rawGet(ctx, client, "/openapi/v3")
+		body, err := s.Client.Discovery().RESTClient().Get().AbsPath("/openapi/v3").DoRaw(ctx)
 		if err != nil {
 			return false, nil
 		}
@@ -212,22 +212,4 @@ func rawHTTP(t *testing.T, cfg *rest.Config) *http.Client {
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return c
-}
-
-// rawGet reads path with cfg's credentials.
-func rawGet(ctx context.Context, cfg *rest.Config, path string) ([]byte, error) {
-	c, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+path, nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, errors.New(resp.Status)
-	}
-	return io.ReadAll(resp.Body)
 }
