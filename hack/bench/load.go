@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -28,9 +29,42 @@ type result struct {
 	elapsed    time.Duration
 	p50, p99   time.Duration
 	firstError error
+	rounds     int     // how many rounds this is the median of (0: a single one)
+	lo, hi     float64 // the lowest and highest rate of those rounds
 }
 
 func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
+
+// median combines rounds of one measurement: the rate of the median
+// round, the median p50 and p99, every round's errors, and the spread of
+// the rates, so a table shows how far one run can be trusted.
+func median(rounds []result) result {
+	if len(rounds) == 1 {
+		return rounds[0]
+	}
+	byRate := slices.Clone(rounds)
+	slices.SortFunc(byRate, func(a, b result) int { return cmp.Compare(a.rate(), b.rate()) })
+	m := byRate[len(byRate)/2]
+	m.rounds, m.lo, m.hi = len(rounds), byRate[0].rate(), byRate[len(byRate)-1].rate()
+	mid := func(f func(result) time.Duration) time.Duration {
+		ds := make([]time.Duration, len(rounds))
+		for i, r := range rounds {
+			ds[i] = f(r)
+		}
+		slices.Sort(ds)
+		return ds[len(ds)/2]
+	}
+	m.p50 = mid(func(r result) time.Duration { return r.p50 })
+	m.p99 = mid(func(r result) time.Duration { return r.p99 })
+	m.errors, m.firstError = 0, nil
+	for _, r := range rounds {
+		m.errors += r.errors
+		if m.firstError == nil {
+			m.firstError = r.firstError
+		}
+	}
+	return m
+}
 
 // latencies collects per-request durations from several workers.
 type latencies struct {

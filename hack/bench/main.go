@@ -24,7 +24,8 @@ func main() {
 	clientsFlag := flag.String("clients", "1,8,32", "concurrent clients for the request rates")
 	crdsFlag := flag.String("crds", "100,300", "CRD counts to measure memory and discovery at, ascending")
 	lists := flag.String("lists", "3000,10000", "ConfigMap counts to list")
-	d := flag.Duration("duration", 5*time.Second, "how long each request rate is measured")
+	d := flag.Duration("duration", 5*time.Second, "how long each request rate is measured, in each round")
+	rounds := flag.Int("rounds", 3, "rounds of each request rate (the median is reported, with the spread)")
 	warm := flag.Int("warm", 3, "warm starts (the median is reported)")
 	only := flag.String("only", "", "measure only this stack (gcp or upstream) and print no table: for iterating on one figure")
 	gcpFlags := flag.String("gcp-flags", "", "more flags for gcp start, separated by spaces (e.g. --profiling, to take profiles while it runs)")
@@ -33,7 +34,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: --gcp and --upstream are required (hack/bench/run.sh sets them)")
 		os.Exit(1)
 	}
-	cfg := config{clients: ints(*clientsFlag), crds: ints(*crdsFlag), lists: ints(*lists), d: *d, warm: max(1, *warm)}
+	cfg := config{clients: ints(*clientsFlag), crds: ints(*crdsFlag), lists: ints(*lists), d: *d, rounds: max(1, *rounds), warm: max(1, *warm)}
 	dir := *work
 	if dir == "" {
 		var err error
@@ -97,7 +98,7 @@ func ints(s string) []int {
 type config struct {
 	clients, crds, lists []int
 	d                    time.Duration
-	warm                 int
+	rounds, warm         int
 }
 
 // measured is everything measured of one stack.
@@ -115,6 +116,9 @@ type measured struct {
 	apiserverAndEtcd float64 // idle MiB of kube-apiserver + etcd only (upstream)
 	idleAnon         float64 // idle anonymous MiB, every process
 }
+
+// ops are the request rates measured, in the order measured.
+var ops = []string{"create", "get", "update", "delete"}
 
 // idleWait is how long a stack idles before its RSS is read.
 const idleWait = 10 * time.Second
@@ -149,27 +153,44 @@ func measure(s stack, dir string, cfg config) (*measured, error) {
 	m.idleAnon = rssAnon(s.pids())
 	log("idle RSS %.0f MiB %v", m.idle, m.idleParts)
 
-	for _, c := range cfg.clients {
-		rates, err := crud(s.config(), c, cfg.d, strconv.Itoa(c))
-		if err != nil {
-			return nil, err
-		}
-		for op, r := range rates {
-			if m.rates[op] == nil {
-				m.rates[op] = map[int]result{}
+	// Each rate is measured in rounds, one client count after another
+	// and then again, so a passing disturbance of this shared machine
+	// lands in one round of one figure and the median leaves it out.
+	rounds := map[string]map[int][]result{}
+	for r := range cfg.rounds {
+		for _, c := range cfg.clients {
+			rates, err := crud(s.config(), c, cfg.d, fmt.Sprintf("%d-%d", c, r))
+			if err != nil {
+				return nil, err
 			}
-			m.rates[op][c] = r
-			log("%s at %d clients: %.0f/s p50 %v p99 %v errors %d %v", op, c, r.rate(), r.p50, r.p99, r.errors, r.firstError)
+			for _, op := range ops {
+				res := rates[op]
+				if rounds[op] == nil {
+					rounds[op] = map[int][]result{}
+				}
+				rounds[op][c] = append(rounds[op][c], res)
+				log("%s at %d clients, round %d: %.0f/s p50 %v p99 %v errors %d %v", op, c, r+1, res.rate(), res.p50, res.p99, res.errors, res.firstError)
+			}
+		}
+	}
+	for op, byClients := range rounds {
+		m.rates[op] = map[int]result{}
+		for c, rs := range byClients {
+			m.rates[op][c] = median(rs)
 		}
 	}
 	if url := s.etcdURL(); url != "" {
 		for _, c := range cfg.clients {
-			r, err := etcdPut(url, c, cfg.d)
-			if err != nil {
-				return nil, err
+			var rs []result
+			for range cfg.rounds {
+				r, err := etcdPut(url, c, cfg.d)
+				if err != nil {
+					return nil, err
+				}
+				rs = append(rs, r)
+				log("raw etcd put at %d clients: %.0f/s", c, r.rate())
 			}
-			m.etcdPut[c] = r
-			log("raw etcd put at %d clients: %.0f/s", c, r.rate())
+			m.etcdPut[c] = median(rs)
 		}
 	}
 	for _, n := range cfg.lists {
@@ -233,6 +254,9 @@ func report(w *os.File, cfg config, g, u *measured, upstreamDir string) {
 		}
 	}
 	fmt.Fprintf(w, "Machine: %d cores (%s), %s/%s, %s. Upstream: %s. Run: %s.\n\n", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version(), versions(upstreamDir), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	if cfg.rounds > 1 {
+		fmt.Fprintf(w, "Each rate is the median of %d rounds of %v, with the lowest and highest round in brackets; each p99 is the median of the rounds' p99s.\n\n", cfg.rounds, cfg.d)
+	}
 	fmt.Fprintf(w, "| measurement | %s | %s | ratio |\n| --- | --- | --- | --- |\n", g.name, u.name)
 	row := func(what string, gv, uv float64, unit string) {
 		ratio := "–"
@@ -240,6 +264,21 @@ func report(w *os.File, cfg config, g, u *measured, upstreamDir string) {
 			ratio = fmt.Sprintf("%.2f", gv/uv)
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", what, num(gv, unit), num(uv, unit), ratio)
+	}
+	// rateRow is row for a rate measured in rounds: the medians, each
+	// with the spread of its rounds.
+	rateRow := func(what string, gr, ur result) {
+		spread := func(r result) string {
+			if r.rounds == 0 {
+				return num(r.rate(), "/s")
+			}
+			return fmt.Sprintf("%s (%s–%s)", num(r.rate(), "/s"), num(r.lo, "/s"), num(r.hi, "/s"))
+		}
+		ratio := "–"
+		if ur.rate() != 0 {
+			ratio = fmt.Sprintf("%.2f", gr.rate()/ur.rate())
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s |\n", what, spread(gr), spread(ur), ratio)
 	}
 	row("ready, empty data dir", g.cold.Seconds(), u.cold.Seconds(), "s")
 	row(fmt.Sprintf("ready, warm data dir (median of %d)", cfg.warm), g.warm.Seconds(), u.warm.Seconds(), "s")
@@ -255,10 +294,10 @@ func report(w *os.File, cfg config, g, u *measured, upstreamDir string) {
 		row(fmt.Sprintf("%d → %d CRDs, create to all in discovery", prev, n), g.crdTime[n], u.crdTime[n], "s")
 		prev, prevRSS, uPrevRSS = n, g.crdRSS[n], u.crdRSS[n]
 	}
-	for _, op := range []string{"create", "get", "update", "delete"} {
+	for _, op := range ops {
 		for _, c := range cfg.clients {
 			gr, ur := g.rates[op][c], u.rates[op][c]
-			row(fmt.Sprintf("%s/s at %d clients", op, c), gr.rate(), ur.rate(), "/s")
+			rateRow(fmt.Sprintf("%s/s at %d clients", op, c), gr, ur)
 			row(fmt.Sprintf("%s p99 at %d clients", op, c), ms(gr.p99), ms(ur.p99), "ms")
 			if gr.errors+ur.errors > 0 {
 				fmt.Fprintf(w, "| %s errors at %d clients | %d | %d | |\n", op, c, gr.errors, ur.errors)
