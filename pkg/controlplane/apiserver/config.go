@@ -236,6 +236,9 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	gc.OpenAPIConfig.Info.Title = "gcp"
 	gc.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(definitions, namer)
 	gc.OpenAPIV3Config.Info.Title = "gcp"
+	// The native server's documents are built when first asked for
+	// (lazyopenapi, installed by New), not by PrepareRun.
+	gc.SkipOpenAPIInstallation = true
 	gc.LongRunningFunc = filters.BasicLongRunningRequestCheck(sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
 
 	resourceEncoding := serverstorage.NewDefaultResourceEncodingConfigForEffectiveVersion(scheme, gc.EffectiveVersion)
@@ -403,6 +406,9 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	gc := *c.Generic
 	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
 	gc.RESTOptionsGetter = nil
+	// The apiextensions server installs its own: its OpenAPI v2 controller
+	// merges CRDs into the document PrepareRun builds from its routes.
+	gc.SkipOpenAPIInstallation = false
 
 	etcd := *c.Options.Etcd
 	etcd.StorageConfig.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/crdopenapi"
+	"github.com/gcp-project/gcp/pkg/controlplane/lazyopenapi"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 	"github.com/gcp-project/gcp/pkg/controlplane/version"
 )
@@ -86,6 +87,12 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 	if err := c.addNativeHooks(native); err != nil {
 		return nil, fmt.Errorf("native server: %w", err)
+	}
+	if c.Generic.OpenAPIConfig != nil {
+		lazyopenapi.InstallV2(native.Handler.GoRestfulContainer, c.Generic.OpenAPIConfig, native.Handler.NonGoRestfulMux)
+	}
+	if c.Generic.OpenAPIV3Config != nil {
+		lazyopenapi.InstallV3(native.Handler.GoRestfulContainer, c.Generic.OpenAPIV3Config, native.Handler.NonGoRestfulMux)
 	}
 	if t := c.Config.ServiceAccountTokens; t != nil {
 		// OIDC discovery of the service account issuer; RBAC grants it to
