@@ -58,7 +58,7 @@ bench() {
 
 bench_args=("$@")
 echo "building gcp and the harness" >&2
-go build -o "$work/gcp" ./cmd/gcp
+hack/build.sh "$work/gcp"
 go build -o "$work/bench" ./hack/bench-controllers
 
 # gcp: everything in one process.

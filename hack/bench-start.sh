@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 runs=${1:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/gcp" ./cmd/gcp
+hack/build.sh "$work/gcp"
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 

@@ -11,7 +11,7 @@ N=${1:-300}
 OUT=${2:-$(mktemp -d)}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
-go build -o "$OUT/gcp" ./cmd/gcp
+hack/build.sh "$OUT/gcp"
 DATA=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$OUT/gcp" start --data-dir "$DATA" --secure-port "$PORT" --profiling >"$OUT/gcp.log" 2>&1 &

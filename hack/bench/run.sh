@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 upstream=$(hack/bench/build-upstream.sh | tail -1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/gcp" ./cmd/gcp
+hack/build.sh "$work/gcp"
 go build -o "$work/bench" ./hack/bench
 echo "$ hack/bench/run.sh $*" >&2
 "$work/bench" --gcp "$work/gcp" --upstream "$upstream" --work "$work/runs" "$@"

@@ -3,7 +3,9 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +103,20 @@ regarding:
   namespace: demo
 `, "create", "-f", "-")
 		mustContain(t, a.kubectl("-n", "demo", "get", "events"), "Hello", "configmap/app", "hello world")
+
+		// Kustomize, which the shipped binary links without Go plugin support (hack/build.sh).
+		kustomization := t.TempDir()
+		if err := os.WriteFile(filepath.Join(kustomization, "kustomization.yaml"), []byte(`namespace: demo
+labels:
+- pairs: {from: kustomize}
+configMapGenerator:
+- name: settings
+  literals: [mode=fast]
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mustContain(t, a.kubectl("apply", "-k", kustomization), "configmap/settings-")
+		mustContain(t, a.kubectl("-n", "demo", "get", "configmaps", "-l", "from=kustomize", "-o", "jsonpath={.items[*].data.mode}"), "fast")
 
 		// Delete.
 		a.kubectl("-n", "demo", "delete", "configmap", "app")

@@ -25,7 +25,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	gcpBinary = filepath.Join(dir, "gcp")
-	build := exec.Command("go", "build", "-o", gcpBinary, "github.com/gcp-project/gcp/cmd/gcp")
+	// The binary as it ships: hack/build.sh holds the build flags.
+	build := exec.Command("bash", filepath.Join("..", "..", "hack", "build.sh"), gcpBinary)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building gcp:", err)

@@ -162,3 +162,37 @@ func TestRuleTable(t *testing.T) {
 		}
 	}
 }
+
+// TestShippedBinaryLinksNoGoPlugins builds the dependency list of cmd/gcp
+// with the tags of hack/build.sh and fails if the standard library's plugin
+// package is in it: linking it makes the linker keep every method of every
+// reachable type and export every symbol (see hack/build.sh).
+func TestShippedBinaryLinksNoGoPlugins(t *testing.T) {
+	readSources(t)
+	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	script, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(root)), "hack", "build.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tags := ""
+	for _, line := range strings.Split(string(script), "\n") {
+		if v, ok := strings.CutPrefix(line, "tags="); ok {
+			tags = v
+		}
+	}
+	if tags == "" {
+		t.Fatal("hack/build.sh sets no tags= line")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-tags", tags, module+"/cmd/gcp").Output()
+	if err != nil {
+		t.Fatalf("go list -deps -tags %s: %v", tags, err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "plugin" {
+			t.Errorf("cmd/gcp built with -tags %s links package plugin; find who imports it with go list -deps -f '{{.ImportPath}} {{.Imports}}'", tags)
+		}
+	}
+}
