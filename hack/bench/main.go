@@ -46,9 +46,13 @@ func main() {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		fail(err)
 	}
+	gcp, upstream, err := copyBinaries(filepath.Join(dir, "bin"), *gcpBin, *upstreamDir)
+	if err != nil {
+		fail(fmt.Errorf("copying the binaries: %w", err))
+	}
 	stacks := []stack{
-		&gcpStack{bin: *gcpBin, flags: strings.Fields(*gcpFlags)},
-		&upstreamStack{gcp: *gcpBin, bin: *upstreamDir, controllers: true},
+		&gcpStack{bin: gcp, flags: strings.Fields(*gcpFlags)},
+		&upstreamStack{gcp: gcp, bin: upstream, controllers: true},
 	}
 	switch *only {
 	case "":
