@@ -28,13 +28,16 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds of each request rate (the median is reported, with the spread)")
 	warm := flag.Int("warm", 3, "warm starts (the median is reported)")
 	only := flag.String("only", "", "measure only this stack (gcp or upstream) and print no table: for iterating on one figure")
+	listReps := flag.Int("list-reps", 200, "lists of each size and kind (of 200, the p99 is the second slowest)")
+	watchEvents := flag.Int("watch-events", 3000, "creates whose delivery to an open watch is timed")
 	gcpFlags := flag.String("gcp-flags", "", "more flags for gcp start, separated by spaces (e.g. --profiling, to take profiles while it runs)")
 	flag.Parse()
 	if *gcpBin == "" || *upstreamDir == "" {
 		fmt.Fprintln(os.Stderr, "bench: --gcp and --upstream are required (hack/bench/run.sh sets them)")
 		os.Exit(1)
 	}
-	cfg := config{clients: ints(*clientsFlag), crds: ints(*crdsFlag), lists: ints(*lists), d: *d, rounds: max(1, *rounds), warm: max(1, *warm)}
+	cfg := config{clients: ints(*clientsFlag), crds: ints(*crdsFlag), lists: ints(*lists), d: *d, rounds: max(1, *rounds), warm: max(1, *warm),
+		listReps: max(1, *listReps), watchEvents: max(1, *watchEvents)}
 	dir := *work
 	if dir == "" {
 		var err error
@@ -103,6 +106,8 @@ type config struct {
 	clients, crds, lists []int
 	d                    time.Duration
 	rounds, warm         int
+	listReps             int // lists of each size and kind
+	watchEvents          int // creates timed to their watch event
 }
 
 // measured is everything measured of one stack.
@@ -198,7 +203,7 @@ func measure(s stack, dir string, cfg config) (*measured, error) {
 		}
 	}
 	for _, n := range cfg.lists {
-		r, err := lists(s.config(), n, 20)
+		r, err := lists(s.config(), n, cfg.listReps)
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +212,7 @@ func measure(s stack, dir string, cfg config) (*measured, error) {
 			log("list %d %s: p50 %v p99 %v errors %d %v", n, k, v.p50, v.p99, v.errors, v.firstError)
 		}
 	}
-	if m.watch, err = watchDelivery(s.config(), 500); err != nil {
+	if m.watch, err = watchDelivery(s.config(), cfg.watchEvents); err != nil {
 		return nil, err
 	}
 	log("watch delivery p50 %v p99 %v", m.watch.p50, m.watch.p99)
@@ -261,6 +266,7 @@ func report(w *os.File, cfg config, g, u *measured, upstreamDir string) {
 	if cfg.rounds > 1 {
 		fmt.Fprintf(w, "Each rate is the median of %d rounds of %v, with the lowest and highest round in brackets; each p99 is the median of the rounds' p99s.\n\n", cfg.rounds, cfg.d)
 	}
+	fmt.Fprintf(w, "Each list is timed %d times; watch delivery is timed for %d creates.\n\n", cfg.listReps, cfg.watchEvents)
 	fmt.Fprintf(w, "| measurement | %s | %s | ratio |\n| --- | --- | --- | --- |\n", g.name, u.name)
 	row := func(what string, gv, uv float64, unit string) {
 		ratio := "–"
