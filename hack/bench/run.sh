@@ -4,7 +4,7 @@
 # shows. Builds the upstream binaries once (hack/bench/build-upstream.sh, into
 # ~/.cache/gcp-bench) and gcp from this checkout. Arguments go to the
 # measuring program (hack/bench/main.go), e.g.:
-#   hack/bench/run.sh                                  # the full run (about 20 minutes on 2 cores)
+#   hack/bench/run.sh                                  # the full run (about 15 minutes on 2 cores)
 #   hack/bench/run.sh --crds 100 --lists 3000 --duration 2s --rounds 1 --warm 1   # a quick one
 #   hack/bench/run.sh --crds 100,300,1000              # with 1,000 CRDs
 set -euo pipefail
