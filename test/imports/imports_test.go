@@ -49,7 +49,8 @@ func listPackages(t *testing.T) []pkg {
 // caches a passing result until a file the test opened changes; `go list`
 // runs in a child process whose reads it does not see, so without this a
 // new import would not run the test again and the cached pass would hide it.
-func readSources(t *testing.T) {
+// It returns the module's directory.
+func readSources(t *testing.T) string {
 	t.Helper()
 	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
 	if err != nil {
@@ -71,6 +72,7 @@ func readSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir
 }
 
 func TestNoKubernetesImport(t *testing.T) {
@@ -168,12 +170,7 @@ func TestRuleTable(t *testing.T) {
 // package is in it: linking it makes the linker keep every method of every
 // reachable type and export every symbol (see hack/build.sh).
 func TestShippedBinaryLinksNoGoPlugins(t *testing.T) {
-	readSources(t)
-	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
-	if err != nil {
-		t.Fatalf("go list -m: %v", err)
-	}
-	script, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(root)), "hack", "build.sh"))
+	script, err := os.ReadFile(filepath.Join(readSources(t), "hack", "build.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
