@@ -16,7 +16,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -194,110 +193,6 @@ func crud(cfg *rest.Config, clients int, d time.Duration, round string) (map[str
 
 // errNothingLeft ends a worker that has deleted everything it created.
 var errNothingLeft = fmt.Errorf("nothing left to delete")
-
-// lists fills a namespace with n ConfigMaps and measures lists of it from
-// the watch cache (resourceVersion=0) and consistent ones, reps each.
-func lists(cfg *rest.Config, n, reps int) (map[string]result, error) {
-	c := clientset(cfg)
-	ns := fmt.Sprintf("list-%d", n)
-	if err := ensureNamespace(c, ns); err != nil {
-		return nil, err
-	}
-	workers := make([]kubernetes.Interface, 16)
-	for i := range workers {
-		workers[i] = clientset(cfg)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, len(workers))
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < n; i += len(workers) {
-				if _, err := workers[w].CoreV1().ConfigMaps(ns).Create(context.Background(), configMap(fmt.Sprintf("c-%d", i)), metav1.CreateOptions{}); err != nil && !strings.Contains(err.Error(), "already exists") {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return nil, err
-	default:
-	}
-	out := map[string]result{}
-	for _, rv := range []string{"0", ""} {
-		var l latencies
-		t0 := time.Now()
-		for range reps {
-			start := time.Now()
-			list, err := c.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{ResourceVersion: rv})
-			if err == nil && len(list.Items) < n { // and kube-root-ca.crt
-				err = fmt.Errorf("listed %d, want %d", len(list.Items), n)
-			}
-			l.add(time.Since(start), err)
-		}
-		name := "consistent"
-		if rv == "0" {
-			name = "rv=0"
-		}
-		out[name] = l.result(time.Since(t0))
-	}
-	return out, nil
-}
-
-// watchDelivery creates n ConfigMaps one after another while a watch is
-// open and measures from each create's request to its ADDED event.
-func watchDelivery(cfg *rest.Config, n int) (result, error) {
-	c := clientset(cfg)
-	if err := ensureNamespace(c, "watch"); err != nil {
-		return result{}, err
-	}
-	w, err := clientset(cfg).CoreV1().ConfigMaps("watch").Watch(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		return result{}, err
-	}
-	defer w.Stop()
-	sent := make([]time.Time, n)
-	var mu sync.Mutex
-	var l latencies
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		seen := 0
-		for ev := range w.ResultChan() {
-			if ev.Type != watch.Added {
-				continue
-			}
-			cm := ev.Object.(*corev1.ConfigMap)
-			i, err := strconv.Atoi(strings.TrimPrefix(cm.Name, "w-"))
-			if err != nil {
-				continue
-			}
-			mu.Lock()
-			l.add(time.Since(sent[i]), nil)
-			mu.Unlock()
-			if seen++; seen == n {
-				return
-			}
-		}
-	}()
-	t0 := time.Now()
-	for i := range n {
-		mu.Lock()
-		sent[i] = time.Now()
-		mu.Unlock()
-		if _, err := c.CoreV1().ConfigMaps("watch").Create(context.Background(), configMap(fmt.Sprintf("w-%d", i)), metav1.CreateOptions{}); err != nil {
-			return result{}, err
-		}
-	}
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		return result{}, fmt.Errorf("the watch saw too few creates")
-	}
-	return l.result(time.Since(t0)), nil
-}
 
 // crds creates n CRDs, each in a group of its own, and returns how long
 // until discovery lists every one.

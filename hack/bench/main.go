@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 func main() {
@@ -69,7 +71,7 @@ func main() {
 	results := make([]*measured, len(stacks))
 	for i, s := range stacks {
 		fmt.Fprintf(os.Stderr, "== %s\n", s.name())
-		m, err := measure(s, filepath.Join(dir, strconv.Itoa(i)), cfg)
+		m, err := measure(s, filepath.Join(dir, strconv.Itoa(i)), cfg, len(stacks) == 1)
 		s.stop()
 		if err != nil {
 			fail(fmt.Errorf("%s: %w", s.name(), err))
@@ -77,8 +79,36 @@ func main() {
 		results[i] = m
 	}
 	if *only == "" {
-		report(os.Stdout, cfg, results[0], results[1], *upstreamDir)
+		fmt.Fprintf(os.Stderr, "== both, side by side: lists and watch delivery\n")
+		share, err := measurePaired(stacks, filepath.Join(dir, "paired"), cfg, results)
+		for _, s := range stacks {
+			s.stop()
+		}
+		if err != nil {
+			fail(err)
+		}
+		report(os.Stdout, cfg, results[0], results[1], share, *upstreamDir)
 	}
+}
+
+// measurePaired starts every stack afresh, all at once, and measures
+// their lists and watch delivery alternating between them, into results.
+func measurePaired(stacks []stack, dir string, cfg config, results []*measured) (pairedShare, error) {
+	cfgs := make([]*rest.Config, len(stacks))
+	for i, s := range stacks {
+		if _, err := s.start(fmt.Sprintf("%s-%d", dir, i)); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name(), err)
+		}
+		cfgs[i] = s.config()
+	}
+	r, share, err := measureReads(cfgs, cfg.lists, cfg.listReps, cfg.watchEvents)
+	if err != nil {
+		return nil, err
+	}
+	for i := range results {
+		results[i].setReads(r[i])
+	}
+	return share, nil
 }
 
 func fail(err error) {
@@ -126,13 +156,26 @@ type measured struct {
 	idleAnon         float64 // idle anonymous MiB, every process
 }
 
+func (m *measured) setReads(r reads) {
+	m.lists, m.watch = r.lists, r.watch
+	for n, byKind := range r.lists {
+		for k, v := range byKind {
+			log("%s: list %d %s: p50 %v p99 %v errors %d %v", m.name, n, k, v.p50, v.p99, v.errors, v.firstError)
+		}
+	}
+	log("%s: watch delivery p50 %v p99 %v", m.name, r.watch.p50, r.watch.p99)
+}
+
 // ops are the request rates measured, in the order measured.
 var ops = []string{"create", "get", "update", "delete"}
 
 // idleWait is how long a stack idles before its RSS is read.
 const idleWait = 10 * time.Second
 
-func measure(s stack, dir string, cfg config) (*measured, error) {
+// measure measures s started on dir. Lists and watch delivery are
+// measured here only when s is measured alone; otherwise measurePaired
+// measures them with both stacks running.
+func measure(s stack, dir string, cfg config, alone bool) (*measured, error) {
 	m := &measured{name: s.name(), rates: map[string]map[int]result{}, lists: map[int]map[string]result{},
 		crdTime: map[int]float64{}, crdRSS: map[int]float64{}, etcdPut: map[int]result{}}
 	var err error
@@ -202,20 +245,13 @@ func measure(s stack, dir string, cfg config) (*measured, error) {
 			m.etcdPut[c] = median(rs)
 		}
 	}
-	for _, n := range cfg.lists {
-		r, err := lists(s.config(), n, cfg.listReps)
+	if alone {
+		r, _, err := measureReads([]*rest.Config{s.config()}, cfg.lists, cfg.listReps, cfg.watchEvents)
 		if err != nil {
 			return nil, err
 		}
-		m.lists[n] = r
-		for k, v := range r {
-			log("list %d %s: p50 %v p99 %v errors %d %v", n, k, v.p50, v.p99, v.errors, v.firstError)
-		}
+		m.setReads(r[0])
 	}
-	if m.watch, err = watchDelivery(s.config(), cfg.watchEvents); err != nil {
-		return nil, err
-	}
-	log("watch delivery p50 %v p99 %v", m.watch.p50, m.watch.p99)
 
 	// CRDs on a fresh data dir, so the objects above do not count.
 	s.stop()
@@ -252,7 +288,7 @@ func log(format string, args ...any) {
 
 // report prints the table: each figure for gcp and upstream, and gcp's
 // as a ratio of upstream's.
-func report(w *os.File, cfg config, g, u *measured, upstreamDir string) {
+func report(w *os.File, cfg config, g, u *measured, share pairedShare, upstreamDir string) {
 	cpu := "unknown CPU"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
@@ -266,7 +302,7 @@ func report(w *os.File, cfg config, g, u *measured, upstreamDir string) {
 	if cfg.rounds > 1 {
 		fmt.Fprintf(w, "Each rate is the median of %d rounds of %v, with the lowest and highest round in brackets; each p99 is the median of the rounds' p99s.\n\n", cfg.rounds, cfg.d)
 	}
-	fmt.Fprintf(w, "Each list is timed %d times; watch delivery is timed for %d creates.\n\n", cfg.listReps, cfg.watchEvents)
+	fmt.Fprintf(w, "Lists and watch delivery are measured with both stacks running side by side on fresh data dirs, alternating request by request (%d lists of each size and kind, %d creates timed to their watch event, one at a time); \"sooner\" is the share of those pairs in which gcp answered first.\n\n", cfg.listReps, cfg.watchEvents)
 	fmt.Fprintf(w, "| measurement | %s | %s | ratio |\n| --- | --- | --- | --- |\n", g.name, u.name)
 	row := func(what string, gv, uv float64, unit string) {
 		ratio := "–"
@@ -315,14 +351,17 @@ func report(w *os.File, cfg config, g, u *measured, upstreamDir string) {
 		}
 	}
 	for _, n := range cfg.lists {
-		for _, kind := range []string{"rv=0", "consistent"} {
+		for _, k := range listKinds {
+			kind := k.name
 			gr, ur := g.lists[n][kind], u.lists[n][kind]
 			row(fmt.Sprintf("list %d ConfigMaps, %s, p50", n, kind), ms(gr.p50), ms(ur.p50), "ms")
 			row(fmt.Sprintf("list %d ConfigMaps, %s, p99", n, kind), ms(gr.p99), ms(ur.p99), "ms")
+			fmt.Fprintf(w, "| list %d ConfigMaps, %s, gcp sooner | %.0f %% of pairs | | |\n", n, kind, 100*share[listKey(n, kind)])
 		}
 	}
 	row("watch delivery after a create, p50", ms(g.watch.p50), ms(u.watch.p50), "ms")
 	row("watch delivery after a create, p99", ms(g.watch.p99), ms(u.watch.p99), "ms")
+	fmt.Fprintf(w, "| watch delivery, gcp sooner | %.0f %% of pairs | | |\n", 100*share[watchKey])
 	for _, c := range cfg.clients {
 		if put := u.etcdPut[c].rate(); put > 0 {
 			fmt.Fprintf(w, "| create at %d clients as a share of raw etcd put (%.0f/s) | %.0f %% | %.0f %% | |\n", c, put,
