@@ -15,6 +15,8 @@ import (
 	"github.com/gcp-project/gcp/commands/controllers"
 	"github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/commands/kubectl"
+	// Before any kubectl package: kubectl's catalogs load only for `gcp kubectl`.
+	_ "github.com/gcp-project/gcp/commands/kubectl/translations"
 	"github.com/gcp-project/gcp/commands/manifests"
 	"github.com/gcp-project/gcp/commands/pki"
 	"github.com/gcp-project/gcp/commands/snapshot"

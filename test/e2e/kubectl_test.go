@@ -128,6 +128,13 @@ configMapGenerator:
 		mustContain(t, a.kubectl("api-resources"), "configmaps", "cm", "namespaces", "ns", "leases", "customresourcedefinitions", "apiservices")
 		mustContain(t, a.kubectl("api-versions"), "v1", "coordination.k8s.io/v1", "events.k8s.io/v1", "apiextensions.k8s.io/v1", "apiregistration.k8s.io/v1")
 		mustContain(t, a.kubectl("explain", "configmap.data"), "KIND:", "ConfigMap", "FIELD:", "data")
+		// kubectl's messages in the user's language: gcp loads the catalogs
+		// only in kubectl's process (commands/kubectl/translations).
+		german, err := a.kubectlEnv([]string{"LC_ALL=", "LC_MESSAGES=", "LANG=de_DE.UTF-8"}, "", "--help")
+		if err != nil {
+			t.Fatalf("kubectl --help: %v\n%s", err, german)
+		}
+		mustContain(t, german, "Zeige eine oder mehrere Resourcen")
 		mustContain(t, a.kubectl("get", "--raw", "/openapi/v3"), `"api/v1"`, `"apis/coordination.k8s.io/v1"`)
 		mustContain(t, a.kubectl("get", "--raw", "/version"), `"gitVersion": "v1.37.2"`, `"minor": "37"`)
 		var versions struct {

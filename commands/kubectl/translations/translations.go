@@ -1,0 +1,40 @@
+// Package translations loads kubectl's message catalogs only in a process
+// that runs `gcp kubectl`.
+//
+// kubectl's commands translate their help texts in package-level
+// variables, so the first of them to initialise loads and parses a
+// catalog (for the language in LC_ALL, LC_MESSAGES or LANG, English by
+// default) in every process of the binary: about 4 MB allocated and 15 ms
+// before main, in `gcp start` and the other servers too, which never show
+// kubectl's help. kubectl offers a hook for this,
+// i18n.SetLoadTranslationsFunc, to be set in an init function that runs
+// before any package translates. This package sets it: in a process whose
+// first argument is not "kubectl", kubectl's strings stay untranslated
+// (English, as written in its source); `gcp kubectl` loads the catalogs
+// as kubectl does.
+//
+// It must be imported by the main package. Go initialises packages in the
+// order of their import paths among those whose imports are done, and
+// this one imports only the i18n package, so it runs before every
+// k8s.io/kubectl package that translates.
+package translations
+
+import (
+	"os"
+
+	"k8s.io/kubectl/pkg/util/i18n"
+)
+
+// Skipped says whether this process left kubectl's catalogs unloaded.
+var Skipped bool
+
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == "kubectl" {
+		return
+	}
+	// The error says a package translated before this init ran; then the
+	// catalog is loaded already and there is nothing left to save.
+	if err := i18n.SetLoadTranslationsFunc(func() error { return nil }); err == nil {
+		Skipped = true
+	}
+}
