@@ -30,6 +30,11 @@ type result struct {
 	firstError error
 	rounds     int     // how many rounds this is the median of (0: a single one)
 	lo, hi     float64 // the lowest and highest rate of those rounds
+	// cpuPerOp is the CPU time the stack's processes used per request
+	// while it was measured (of rounds, the median round's): what a
+	// request costs the server, which a busy shared machine disturbs
+	// less than it does a rate.
+	cpuPerOp time.Duration
 }
 
 func (r result) rate() float64 { return float64(r.ops) / r.elapsed.Seconds() }
@@ -55,6 +60,7 @@ func median(rounds []result) result {
 	}
 	m.p50 = mid(func(r result) time.Duration { return r.p50 })
 	m.p99 = mid(func(r result) time.Duration { return r.p99 })
+	m.cpuPerOp = mid(func(r result) time.Duration { return r.cpuPerOp })
 	m.errors, m.firstError = 0, nil
 	for _, r := range rounds {
 		m.errors += r.errors
@@ -141,8 +147,9 @@ func configMap(name string) *corev1.ConfigMap {
 }
 
 // crud measures create, get, update and delete of ConfigMaps at clients
-// concurrent clients, d each, in a namespace of its own.
-func crud(cfg *rest.Config, clients int, d time.Duration, round string) (map[string]result, error) {
+// concurrent clients, d each, in a namespace of its own, and the CPU
+// time the stack used for each, by cpu.
+func crud(cfg *rest.Config, clients int, d time.Duration, round string, cpu func() time.Duration) (map[string]result, error) {
 	ns := "bench-" + round
 	workers := make([]kubernetes.Interface, clients)
 	for i := range workers {
@@ -152,21 +159,29 @@ func crud(cfg *rest.Config, clients int, d time.Duration, round string) (map[str
 		return nil, err
 	}
 	out := map[string]result{}
+	measureOp := func(op string, do func(ctx context.Context, w, i int) error) {
+		c0 := cpu()
+		r := run(clients, d, do)
+		if r.ops > 0 {
+			r.cpuPerOp = (cpu() - c0) / time.Duration(r.ops)
+		}
+		out[op] = r
+	}
 	created := make([]int, clients) // how many each worker created
-	out["create"] = run(clients, d, func(ctx context.Context, w, i int) error {
+	measureOp("create", func(ctx context.Context, w, i int) error {
 		_, err := workers[w].CoreV1().ConfigMaps(ns).Create(ctx, configMap(fmt.Sprintf("w%d-%d", w, i)), metav1.CreateOptions{})
 		if err == nil {
 			created[w] = i + 1
 		}
 		return err
 	})
-	out["get"] = run(clients, d, func(ctx context.Context, w, i int) error {
+	measureOp("get", func(ctx context.Context, w, i int) error {
 		_, err := workers[w].CoreV1().ConfigMaps(ns).Get(ctx, fmt.Sprintf("w%d-%d", w, i%max(1, created[w])), metav1.GetOptions{})
 		return err
 	})
 	// Each worker updates its own objects, with the resourceVersion it read.
 	objs := make([]*corev1.ConfigMap, clients)
-	out["update"] = run(clients, d, func(ctx context.Context, w, i int) error {
+	measureOp("update", func(ctx context.Context, w, i int) error {
 		c := workers[w].CoreV1().ConfigMaps(ns)
 		if objs[w] == nil {
 			cm, err := c.Get(ctx, fmt.Sprintf("w%d-0", w), metav1.GetOptions{})
@@ -182,7 +197,7 @@ func crud(cfg *rest.Config, clients int, d time.Duration, round string) (map[str
 		}
 		return err
 	})
-	out["delete"] = run(clients, d, func(ctx context.Context, w, i int) error {
+	measureOp("delete", func(ctx context.Context, w, i int) error {
 		if i >= created[w] {
 			return errNothingLeft
 		}

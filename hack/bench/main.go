@@ -211,7 +211,7 @@ func measure(s stack, dir string, cfg config, alone bool) (*measured, error) {
 	rounds := map[string]map[int][]result{}
 	for r := range cfg.rounds {
 		for _, c := range cfg.clients {
-			rates, err := crud(s.config(), c, cfg.d, fmt.Sprintf("%d-%d", c, r))
+			rates, err := crud(s.config(), c, cfg.d, fmt.Sprintf("%d-%d", c, r), func() time.Duration { return cpuTime(s.pids()) })
 			if err != nil {
 				return nil, err
 			}
@@ -221,7 +221,7 @@ func measure(s stack, dir string, cfg config, alone bool) (*measured, error) {
 					rounds[op] = map[int][]result{}
 				}
 				rounds[op][c] = append(rounds[op][c], res)
-				log("%s at %d clients, round %d: %.0f/s p50 %v p99 %v errors %d %v", op, c, r+1, res.rate(), res.p50, res.p99, res.errors, res.firstError)
+				log("%s at %d clients, round %d: %.0f/s p50 %v p99 %v CPU %v per request, errors %d %v", op, c, r+1, res.rate(), res.p50, res.p99, res.cpuPerOp, res.errors, res.firstError)
 			}
 		}
 	}
@@ -345,6 +345,7 @@ func report(w *os.File, cfg config, g, u *measured, share pairedShare, upstreamD
 			gr, ur := g.rates[op][c], u.rates[op][c]
 			rateRow(fmt.Sprintf("%s/s at %d clients", op, c), gr, ur)
 			row(fmt.Sprintf("%s p99 at %d clients", op, c), ms(gr.p99), ms(ur.p99), "ms")
+			row(fmt.Sprintf("%s CPU per request at %d clients", op, c), ms(gr.cpuPerOp), ms(ur.cpuPerOp), "ms")
 			if gr.errors+ur.errors > 0 {
 				fmt.Fprintf(w, "| %s errors at %d clients | %d | %d | |\n", op, c, gr.errors, ur.errors)
 			}

@@ -304,3 +304,27 @@ func statusMiB(pids map[string]int, field string) float64 {
 	}
 	return kb / 1024
 }
+
+// cpuTime sums the CPU time (user and system) pids have used so far,
+// from /proc/<pid>/stat, in the kernel's clock ticks of 10 ms (USER_HZ
+// is 100 on Linux).
+func cpuTime(pids map[string]int) time.Duration {
+	var ticks int64
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The fields after the command name, which may hold spaces:
+		// state is the first, utime and stime the 12th and 13th.
+		_, rest, _ := strings.Cut(string(stat), ") ")
+		f := strings.Fields(rest)
+		if len(f) < 13 {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		s, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + s
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
