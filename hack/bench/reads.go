@@ -63,7 +63,7 @@ func measureReads(cfgs []*rest.Config, sizes []int, reps, watchEvents int) ([]re
 		}
 		for _, kind := range listKinds {
 			byStack := make([]latencies, len(cfgs))
-			err := alternate(len(cfgs), reps, &share, listKey(n, kind.name), func(stack int) (time.Duration, error) {
+			err := alternate(len(cfgs), reps, share, listKey(n, kind.name), func(stack int) (time.Duration, error) {
 				start := time.Now()
 				list, err := clients[stack].CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{ResourceVersion: kind.rv})
 				d := time.Since(start)
@@ -77,7 +77,10 @@ func measureReads(cfgs []*rest.Config, sizes []int, reps, watchEvents int) ([]re
 				return nil, nil, err
 			}
 			for i := range cfgs {
-				out[i].lists[n] = mapSet(out[i].lists[n], kind.name, byStack[i].result(0))
+				if out[i].lists[n] == nil {
+					out[i].lists[n] = map[string]result{}
+				}
+				out[i].lists[n][kind.name] = byStack[i].result(0)
 			}
 		}
 	}
@@ -91,7 +94,7 @@ func measureReads(cfgs []*rest.Config, sizes []int, reps, watchEvents int) ([]re
 		watchers[i] = w
 	}
 	byStack := make([]latencies, len(cfgs))
-	err := alternate(len(cfgs), watchEvents, &share, watchKey, func(stack int) (time.Duration, error) {
+	err := alternate(len(cfgs), watchEvents, share, watchKey, func(stack int) (time.Duration, error) {
 		d, err := watchers[stack].deliver()
 		byStack[stack].add(d, err)
 		return d, err
@@ -105,19 +108,11 @@ func measureReads(cfgs []*rest.Config, sizes []int, reps, watchEvents int) ([]re
 	return out, share, nil
 }
 
-func mapSet(m map[string]result, k string, v result) map[string]result {
-	if m == nil {
-		m = map[string]result{}
-	}
-	m[k] = v
-	return m
-}
-
 // alternate calls timed reps times for each of stacks stacks, one stack
 // after the other, starting with a different one each time, and records
 // under key in share how often stack 0 was faster than stack 1. It stops
 // at the first error.
-func alternate(stacks, reps int, share *pairedShare, key string, timed func(stack int) (time.Duration, error)) error {
+func alternate(stacks, reps int, share pairedShare, key string, timed func(stack int) (time.Duration, error)) error {
 	faster, pairs := 0, 0
 	for r := range reps {
 		ds := make([]time.Duration, stacks)
@@ -137,7 +132,7 @@ func alternate(stacks, reps int, share *pairedShare, key string, timed func(stac
 		}
 	}
 	if pairs > 0 {
-		(*share)[key] = float64(faster) / float64(pairs)
+		share[key] = float64(faster) / float64(pairs)
 	}
 	return nil
 }
