@@ -176,7 +176,7 @@ const idleWait = 10 * time.Second
 // measured here only when s is measured alone; otherwise measurePaired
 // measures them with both stacks running.
 func measure(s stack, dir string, cfg config, alone bool) (*measured, error) {
-	m := &measured{name: s.name(), rates: map[string]map[int]result{}, lists: map[int]map[string]result{},
+	m := &measured{name: s.name(), rates: map[string]map[int]result{},
 		crdTime: map[int]float64{}, crdRSS: map[int]float64{}, etcdPut: map[int]result{}}
 	var err error
 	if m.cold, err = s.start(dir); err != nil {

@@ -62,25 +62,23 @@ func measureReads(cfgs []*rest.Config, sizes []int, reps, watchEvents int) ([]re
 			}
 		}
 		for _, kind := range listKinds {
-			byStack := make([]latencies, len(cfgs))
-			err := alternate(len(cfgs), reps, share, listKey(n, kind.name), func(stack int) (time.Duration, error) {
+			byStack, faster, err := alternate(len(cfgs), reps, func(stack int) (time.Duration, error) {
 				start := time.Now()
 				list, err := clients[stack].CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{ResourceVersion: kind.rv})
-				d := time.Since(start)
 				if err == nil && len(list.Items) < n { // and kube-root-ca.crt
 					err = fmt.Errorf("listed %d, want %d", len(list.Items), n)
 				}
-				byStack[stack].add(d, err)
-				return d, err
+				return time.Since(start), err
 			})
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, fmt.Errorf("%s: %w", listKey(n, kind.name), err)
 			}
+			share[listKey(n, kind.name)] = faster
 			for i := range cfgs {
 				if out[i].lists[n] == nil {
 					out[i].lists[n] = map[string]result{}
 				}
-				out[i].lists[n][kind.name] = byStack[i].result(0)
+				out[i].lists[n][kind.name] = byStack[i]
 			}
 		}
 	}
@@ -93,48 +91,49 @@ func measureReads(cfgs []*rest.Config, sizes []int, reps, watchEvents int) ([]re
 		defer w.stop()
 		watchers[i] = w
 	}
-	byStack := make([]latencies, len(cfgs))
-	err := alternate(len(cfgs), watchEvents, share, watchKey, func(stack int) (time.Duration, error) {
-		d, err := watchers[stack].deliver()
-		byStack[stack].add(d, err)
-		return d, err
+	byStack, faster, err := alternate(len(cfgs), watchEvents, func(stack int) (time.Duration, error) {
+		return watchers[stack].deliver()
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", watchKey, err)
 	}
+	share[watchKey] = faster
 	for i := range cfgs {
-		out[i].watch = byStack[i].result(0)
+		out[i].watch = byStack[i]
 	}
 	return out, share, nil
 }
 
 // alternate calls timed reps times for each of stacks stacks, one stack
-// after the other, starting with a different one each time, and records
-// under key in share how often stack 0 was faster than stack 1. It stops
-// at the first error.
-func alternate(stacks, reps int, share pairedShare, key string, timed func(stack int) (time.Duration, error)) error {
-	faster, pairs := 0, 0
+// after the other, starting with a different one each time, and returns
+// each stack's latencies and, with two stacks, the share of the reps in
+// which stack 0 was faster than stack 1. It stops at the first error.
+func alternate(stacks, reps int, timed func(stack int) (time.Duration, error)) (byStack []result, faster float64, err error) {
+	ls := make([]latencies, stacks)
+	wins := 0
 	for r := range reps {
 		ds := make([]time.Duration, stacks)
 		for j := range stacks {
 			stack := (r + j) % stacks
 			d, err := timed(stack)
 			if err != nil {
-				return fmt.Errorf("%s: %w", key, err)
+				return nil, 0, err
 			}
 			ds[stack] = d
+			ls[stack].add(d, nil)
 		}
-		if stacks == 2 {
-			pairs++
-			if ds[0] < ds[1] {
-				faster++
-			}
+		if stacks == 2 && ds[0] < ds[1] {
+			wins++
 		}
 	}
-	if pairs > 0 {
-		share[key] = float64(faster) / float64(pairs)
+	byStack = make([]result, stacks)
+	for i := range ls {
+		byStack[i] = ls[i].result(0)
 	}
-	return nil
+	if stacks == 2 && reps > 0 {
+		faster = float64(wins) / float64(reps)
+	}
+	return byStack, faster, nil
 }
 
 // fill creates n ConfigMaps in ns, 16 clients at a time.
