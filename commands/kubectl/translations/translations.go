@@ -4,8 +4,8 @@
 // kubectl's commands translate their help texts in package-level
 // variables, so the first of them to initialise loads and parses a
 // catalog (for the language in LC_ALL, LC_MESSAGES or LANG, English by
-// default) in every process of the binary: about 4 MB allocated and 15 ms
-// before main, in `gcp start` and the other servers too, which never show
+// default) in every process of the binary: 4.4 MB allocated and 16 ms
+// before main (GODEBUG=inittrace=1), in `gcp start` and the other servers too, which never show
 // kubectl's help. kubectl offers a hook for this,
 // i18n.SetLoadTranslationsFunc, to be set in an init function that runs
 // before any package translates. This package sets it: in a process whose
