@@ -28,7 +28,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/ctbattest"
 	certsigning "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/signing"
 	certsubjectrestriction "github.com/gcp-project/gcp/pkg/controlplane/admission/certificates/subjectrestriction"
-	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/authz"
 	authrbac "github.com/gcp-project/gcp/pkg/controlplane/auth/rbac"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
@@ -175,12 +175,12 @@ func RBACLayer() Layer {
 		APIGroups:   []registry.APIGroup{rbac.APIGroup{}},
 		Policy:      bootstrappolicy.Default(),
 		Controllers: []controllers.Descriptor{clusterroleaggregation.Descriptor()},
-		Authorizers: []composition.AuthorizerFactory{func(informers clientgoinformers.SharedInformerFactory) (options.NamedAuthorizer, error) {
+		Authorizers: []composition.AuthorizerFactory{func(informers clientgoinformers.SharedInformerFactory) (authz.Named, error) {
 			a, err := authrbac.NewFromInformers(informers.Rbac().V1())
 			if err != nil {
-				return options.NamedAuthorizer{}, err
+				return authz.Named{}, err
 			}
-			return options.NamedAuthorizer{Name: "RBAC", Authorizer: a, RuleResolver: a}, nil
+			return authz.Named{Name: "RBAC", Authorizer: a, RuleResolver: a}, nil
 		}},
 	}
 }

@@ -51,6 +51,7 @@ import (
 
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/authz"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/satoken"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcdstorage"
@@ -385,7 +386,7 @@ func (c *Config) registryAuth() registry.Auth {
 // applyAuthorization builds the authorizer chain from the composition's
 // authorizers.
 func (c *Config) applyAuthorization() error {
-	var named []options.NamedAuthorizer
+	var named []authz.Named
 	for _, f := range c.Composition.Authorizers {
 		a, err := f(c.Informers)
 		if err != nil {
@@ -393,11 +394,11 @@ func (c *Config) applyAuthorization() error {
 		}
 		named = append(named, a)
 	}
-	authz, resolver, err := options.NewAuthorizer(named...)
+	chain, resolver, err := authz.NewChain(named...)
 	if err != nil {
 		return err
 	}
-	c.Generic.Authorization.Authorizer = authz
+	c.Generic.Authorization.Authorizer = chain
 	c.RuleResolver = resolver
 	return nil
 }

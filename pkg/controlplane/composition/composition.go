@@ -15,7 +15,7 @@ import (
 	"k8s.io/kube-openapi/pkg/common"
 
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
-	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/authz"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
@@ -58,7 +58,7 @@ type Composition struct {
 
 // AuthorizerFactory builds one authorizer of the chain once the server's
 // informers exist (an authorizer reads its policy from informer caches).
-type AuthorizerFactory func(informers clientgoinformers.SharedInformerFactory) (options.NamedAuthorizer, error)
+type AuthorizerFactory func(informers clientgoinformers.SharedInformerFactory) (authz.Named, error)
 
 // GetOpenAPIDefinitions returns gcp's definitions merged with the
 // composition's. A name defined more than once keeps its first

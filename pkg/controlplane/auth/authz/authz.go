@@ -1,4 +1,8 @@
-package options
+// Package authz builds the API server's authorizer chain from the
+// authorizers a composition names: members of system:masters first, then
+// each authorizer in order, and, for a control plane without any, the
+// public paths every client may read.
+package authz
 
 import (
 	"context"
@@ -11,26 +15,31 @@ import (
 	"k8s.io/apiserver/pkg/authorization/union"
 )
 
-// NamedAuthorizer is one authorizer of the chain, with the rule resolver
-// that lists what it allows (nil when it cannot).
-type NamedAuthorizer struct {
+// PublicPaths are the only paths anonymous requests may reach: health and
+// version, as kube-apiserver's system:public-info-viewer role allows. The
+// authentication options admit anonymous requests to these alone.
+var PublicPaths = []string{"/healthz", "/livez", "/readyz", "/version"}
+
+// Named is one authorizer of the chain, with the rule resolver that lists
+// what it allows (nil when it cannot).
+type Named struct {
 	Name         string
 	Authorizer   authorizer.Authorizer
 	RuleResolver authorizer.RuleResolver
 }
 
-// NewAuthorizer returns the authorizer chain: members of system:masters may
+// NewChain returns the authorizer chain: members of system:masters may
 // do anything, then each of authorizers in order; a request none allows is
 // forbidden (403). Without authorizers the chain is "system:masters or
 // nothing" plus anonymous-readable health and version paths, which is what
 // a control plane without RBAC runs.
-func NewAuthorizer(authorizers ...NamedAuthorizer) (authorizer.Authorizer, authorizer.RuleResolver, error) {
+func NewChain(authorizers ...Named) (authorizer.Authorizer, authorizer.RuleResolver, error) {
 	chain := []union.NamedAuthorizer{{AuthorizerName: "system:masters", Authorizer: authorizerfactory.NewPrivilegedGroups(user.SystemPrivilegedGroup)}}
 	var resolvers []authorizer.RuleResolver
 	if len(authorizers) == 0 {
 		resolvers = append(resolvers, mastersRuleResolver{})
 		var public []string
-		for _, p := range publicPaths {
+		for _, p := range PublicPaths {
 			public = append(public, p, p+"/*")
 		}
 		publicAuthz, err := path.NewAuthorizer(public)

@@ -1,0 +1,87 @@
+package authz
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+)
+
+var (
+	master    = &user.DefaultInfo{Name: "admin", Groups: []string{user.SystemPrivilegedGroup, user.AllAuthenticated}}
+	alice     = &user.DefaultInfo{Name: "alice", Groups: []string{user.AllAuthenticated}}
+	anonymous = &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}
+)
+
+func resource(u user.Info) authorizer.Attributes {
+	return authorizer.AttributesRecord{User: u, Verb: "get", Resource: "configmaps", Namespace: "default", ResourceRequest: true}
+}
+
+func nonResource(u user.Info, p string) authorizer.Attributes {
+	return authorizer.AttributesRecord{User: u, Verb: "get", Path: p}
+}
+
+// allowOnly allows one user everything and has no opinion on anyone else.
+func allowOnly(name string) authorizer.Authorizer {
+	return authorizer.AuthorizerFunc(func(_ context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+		if attrs.GetUser().GetName() == name {
+			return authorizer.DecisionAllow, "", nil
+		}
+		return authorizer.DecisionNoOpinion, "", nil
+	})
+}
+
+func TestChainWithoutAuthorizers(t *testing.T) {
+	chain, resolver, err := NewChain()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		attrs authorizer.Attributes
+		want  authorizer.Decision
+	}{
+		{"system:masters reads a resource", resource(master), authorizer.DecisionAllow},
+		{"anyone else may not", resource(alice), authorizer.DecisionNoOpinion},
+		{"anonymous reads /healthz", nonResource(anonymous, "/healthz"), authorizer.DecisionAllow},
+		{"anonymous reads a named readiness check", nonResource(anonymous, "/readyz/etcd"), authorizer.DecisionAllow},
+		{"anonymous reads /version", nonResource(anonymous, "/version"), authorizer.DecisionAllow},
+		{"anonymous may not read /metrics", nonResource(anonymous, "/metrics"), authorizer.DecisionNoOpinion},
+		{"anonymous may not read a resource", resource(anonymous), authorizer.DecisionNoOpinion},
+	} {
+		if got, _, err := chain.Authorize(context.Background(), tc.attrs); err != nil || got != tc.want {
+			t.Errorf("%s: decision %v (error %v), want %v", tc.name, got, err, tc.want)
+		}
+	}
+
+	rules, nonResource, _, err := resolver.RulesFor(context.Background(), master, "default")
+	if err != nil || len(rules) != 1 || len(nonResource) != 1 || rules[0].GetVerbs()[0] != "*" {
+		t.Errorf("system:masters' rules: %v %v (error %v), want everything", rules, nonResource, err)
+	}
+	if rules, nonResource, _, _ := resolver.RulesFor(context.Background(), alice, "default"); len(rules)+len(nonResource) != 0 {
+		t.Errorf("alice's rules: %v %v, want none", rules, nonResource)
+	}
+}
+
+func TestChainWithAuthorizers(t *testing.T) {
+	chain, _, err := NewChain(Named{Name: "alice-only", Authorizer: allowOnly("alice")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		attrs authorizer.Attributes
+		want  authorizer.Decision
+	}{
+		{"system:masters still comes first", resource(master), authorizer.DecisionAllow},
+		{"the composition's authorizer allows alice", resource(alice), authorizer.DecisionAllow},
+		// With authorizers, the public paths are theirs to allow (RBAC's
+		// system:public-info-viewer), not the chain's.
+		{"anonymous reads /healthz only if an authorizer says so", nonResource(anonymous, "/healthz"), authorizer.DecisionNoOpinion},
+	} {
+		if got, _, err := chain.Authorize(context.Background(), tc.attrs); err != nil || got != tc.want {
+			t.Errorf("%s: decision %v (error %v), want %v", tc.name, got, err, tc.want)
+		}
+	}
+}
