@@ -18,22 +18,28 @@ func newStatusCommand(ctx context.Context) *cobra.Command {
 	o := &clientOptions{}
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show each member: leader, raft term and index, database size in use and allocated; and the cluster's alarms",
+		Short: "Show each member: versions (server and storage), leader, raft term and index, database size in use and allocated; and the cluster's alarms",
 		Args:  cobra.NoArgs,
 	}
 	o.addFlags(cmd.Flags())
 	cmd.RunE = o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ENDPOINT\tID\tVERSION\tDB SIZE\tDB IN USE\tLEADER\tLEARNER\tRAFT TERM\tRAFT INDEX\tERRORS")
+		fmt.Fprintln(tw, "ENDPOINT\tID\tVERSION\tSTORAGE VERSION\tDB SIZE\tDB IN USE\tLEADER\tLEARNER\tRAFT TERM\tRAFT INDEX\tERRORS")
 		var failed int
 		for _, ep := range o.servers {
 			st, err := c.Status(ctx, ep)
 			if err != nil {
 				failed++
-				fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t%v\n", ep, err)
+				fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\t%v\n", ep, err)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%x\t%s\t%s\t%s\t%t\t%t\t%d\t%d\t%v\n", ep, st.Header.MemberId, st.Version,
+			// A new cluster writes its storage version once its
+			// members agree on a cluster version (etcd checks every 4 s).
+			storage := st.StorageVersion
+			if storage == "" {
+				storage = "unknown"
+			}
+			fmt.Fprintf(tw, "%s\t%x\t%s\t%s\t%s\t%s\t%t\t%t\t%d\t%d\t%v\n", ep, st.Header.MemberId, st.Version, storage,
 				gcpetcd.HumanBytes(st.DbSize), gcpetcd.HumanBytes(st.DbSizeInUse), st.Header.MemberId == st.Leader, st.IsLearner,
 				st.RaftTerm, st.RaftIndex, st.Errors)
 		}

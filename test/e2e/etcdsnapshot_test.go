@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,16 @@ func TestEtcdSnapshotRestore(t *testing.T) {
 	before := w.count()
 	snap := filepath.Join(c.base, "backup.db")
 	member0 := fmt.Sprintf("https://127.0.0.1:%d", c.members[0].client)
+	// A new cluster writes its storage version into the database once its
+	// members agree on a cluster version (etcd looks every 4 s); a snapshot
+	// taken before says "storage version unknown", and status says so too.
+	eventually(t, 30*time.Second, func() error {
+		out, code := runGCP(t, append([]string{"etcd", "status", "--etcd-servers", member0}, tls...)...)
+		if v := column(out, "STORAGE VERSION"); code != 0 || !strings.HasPrefix(v, "3.") {
+			return fmt.Errorf("storage version %q (exit %d):\n%s", v, code, out)
+		}
+		return nil
+	})
 	saved := gcp(append([]string{"etcd", "snapshot", "save", snap, "--etcd-servers", member0}, tls...)...)
 	w.stop()
 	if fi, err := os.Stat(snap); err != nil || fi.Mode().Perm() != 0o600 {
@@ -108,4 +119,21 @@ func TestEtcdSnapshotRestore(t *testing.T) {
 	restored := r.startAPIServer(a)
 	w.verifyFirst(a.kubeconfig(), restored, before)
 	a.kubectl("--server", restored, "create", "configmap", "after-restore", "-n", "snap", "--from-literal=k=v")
+}
+
+// column returns the value under header in the first row of a table that
+// gcp printed with its columns two or more spaces apart.
+func column(table, header string) string {
+	lines := strings.Split(table, "\n")
+	if len(lines) < 2 {
+		return ""
+	}
+	apart := regexp.MustCompile(`\s{2,}`)
+	headers, row := apart.Split(strings.TrimSpace(lines[0]), -1), apart.Split(strings.TrimSpace(lines[1]), -1)
+	for i, h := range headers {
+		if h == header && i < len(row) {
+			return row[i]
+		}
+	}
+	return ""
 }
