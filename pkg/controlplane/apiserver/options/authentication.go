@@ -60,7 +60,7 @@ func (o *AuthenticationOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile,
 		"If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate, and its Organizations as groups.")
 	fs.BoolVar(&o.Anonymous, "anonymous-auth", o.Anonymous,
-		"Enables anonymous requests to "+fmt.Sprint(authz.PublicPaths)+" (as system:anonymous). Every other unauthenticated request is rejected with 401.")
+		"Enables anonymous requests to "+fmt.Sprint(authz.PublicPaths())+" (as system:anonymous). Every other unauthenticated request is rejected with 401.")
 	fs.StringVar(&o.ConfigFile, "authentication-config", o.ConfigFile,
 		"File with an AuthenticationConfiguration (apiserver.config.k8s.io/v1). Its anonymous section (enabled and the paths anonymous requests may reach) replaces --anonymous-auth; jwt authenticators are not supported yet.")
 	o.ServiceAccounts.AddFlags(fs)
@@ -126,7 +126,7 @@ func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationIn
 	var result authenticator.Request = group.NewAuthenticatedGroupAdder(union.New(authenticators...))
 	anonymousOn := o.Anonymous
 	var conditions []apiserverapi.AnonymousAuthCondition
-	for _, p := range authz.PublicPaths {
+	for _, p := range authz.PublicPaths() {
 		conditions = append(conditions, apiserverapi.AnonymousAuthCondition{Path: p})
 	}
 	if o.ConfigFile != "" {

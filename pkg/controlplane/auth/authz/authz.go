@@ -15,10 +15,10 @@ import (
 	"k8s.io/apiserver/pkg/authorization/union"
 )
 
-// PublicPaths are the only paths anonymous requests may reach: health and
-// version, as kube-apiserver's system:public-info-viewer role allows. The
-// authentication options admit anonymous requests to these alone.
-var PublicPaths = []string{"/healthz", "/livez", "/readyz", "/version"}
+// PublicPaths returns the only paths anonymous requests may reach: health
+// and version, as kube-apiserver's system:public-info-viewer role allows.
+// The authentication options admit anonymous requests to these alone.
+func PublicPaths() []string { return []string{"/healthz", "/livez", "/readyz", "/version"} }
 
 // Named is one authorizer of the chain, with the rule resolver that lists
 // what it allows (nil when it cannot).
@@ -39,7 +39,7 @@ func NewChain(authorizers ...Named) (authorizer.Authorizer, authorizer.RuleResol
 	if len(authorizers) == 0 {
 		resolvers = append(resolvers, mastersRuleResolver{})
 		var public []string
-		for _, p := range PublicPaths {
+		for _, p := range PublicPaths() {
 			public = append(public, p, p+"/*")
 		}
 		publicAuthz, err := path.NewAuthorizer(public)

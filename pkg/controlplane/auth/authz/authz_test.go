@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -55,12 +56,12 @@ func TestChainWithoutAuthorizers(t *testing.T) {
 		}
 	}
 
-	rules, nonResource, _, err := resolver.RulesFor(context.Background(), master, "default")
-	if err != nil || len(rules) != 1 || len(nonResource) != 1 || rules[0].GetVerbs()[0] != "*" {
-		t.Errorf("system:masters' rules: %v %v (error %v), want everything", rules, nonResource, err)
+	rules, pathRules, _, err := resolver.RulesFor(context.Background(), master, "default")
+	if err != nil || len(rules) != 1 || len(pathRules) != 1 || !slices.Equal(rules[0].GetVerbs(), []string{"*"}) {
+		t.Errorf("system:masters' rules: %v %v (error %v), want everything", rules, pathRules, err)
 	}
-	if rules, nonResource, _, _ := resolver.RulesFor(context.Background(), alice, "default"); len(rules)+len(nonResource) != 0 {
-		t.Errorf("alice's rules: %v %v, want none", rules, nonResource)
+	if rules, pathRules, _, _ := resolver.RulesFor(context.Background(), alice, "default"); len(rules)+len(pathRules) != 0 {
+		t.Errorf("alice's rules: %v %v, want none", rules, pathRules)
 	}
 }
 
