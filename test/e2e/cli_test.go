@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -72,6 +73,13 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 			"--identity-lease-renew-interval-seconds", "60", "--identity-lease-duration-seconds", "30"},
 		{"apiserver", "--identity-lease-duration-seconds", "soon"},
 	} {
+		// gcp start is given a data dir to leave uncreated, unless the
+		// case is about the flag itself.
+		var dataDir string
+		if args[0] == "start" && !slices.Contains(args, "--data-dir") {
+			dataDir = filepath.Join(t.TempDir(), "parent", "never")
+			args = append(args, "--data-dir", dataDir)
+		}
 		out, code := runGCP(t, args...)
 		if code != 1 {
 			t.Errorf("gcp %v: exit %d, want 1\n%s", args, code, out)
@@ -79,6 +87,26 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		if lines := strings.Count(strings.TrimSpace(out), "\n") + 1; lines != 1 {
 			t.Errorf("gcp %v: %d lines of output, want one:\n%s", args, lines, out)
 		}
+		if dataDir != "" {
+			if _, err := os.Stat(filepath.Dir(dataDir)); !os.IsNotExist(err) {
+				t.Errorf("gcp %v left %s behind (%v)", args, filepath.Dir(dataDir), err)
+			}
+		}
+	}
+}
+
+// TestFailedStartLeavesAnEmptyDataDirEmpty: a data dir made beforehand (a
+// systemd StateDirectory) is not left with a PKI by a start that fails on
+// a flag only the server's configuration checks.
+func TestFailedStartLeavesAnEmptyDataDirEmpty(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	out, code := runGCP(t, "start", "--data-dir", dataDir, "--secure-port", "0", "--runtime-config", "nope.example.com/v1=true")
+	if code != 1 || !strings.Contains(out, "nope.example.com/v1") {
+		t.Fatalf("gcp start with an unknown group: exit %d\n%s", code, out)
+	}
+	if entries, err := os.ReadDir(dataDir); err != nil || len(entries) != 0 {
+		t.Errorf("the data dir holds %v after a failed start (%v), want nothing", entries, err)
 	}
 }
 

@@ -170,23 +170,34 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 			_ = ln.Close()
 		}
 	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		closeListener()
-		return nil, fmt.Errorf("data dir: %w", err)
-	}
-	if err := os.Chmod(dataDir, 0o700); err != nil {
+	created, wasEmpty, err := makeDataDir(dataDir)
+	if err != nil {
 		closeListener()
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	unlock, err := lockDataDir(dataDir)
 	if err != nil {
+		// Another gcp may hold a data dir this start just created too.
 		closeListener()
 		return nil, err
 	}
 	cleanup := []func(){closeListener, unlock}
+	// A start that fails (a flag only the API server's configuration can
+	// check, etcd not starting) leaves the disk as it found it: a data
+	// dir it created goes, with the PKI and whatever else it wrote there,
+	// and an empty one (a systemd StateDirectory, say) is emptied again.
 	fail := func(err error) (*ControlPlane, error) {
 		for i := len(cleanup) - 1; i >= 0; i-- {
 			cleanup[i]()
+		}
+		switch {
+		case created != "":
+			_ = os.RemoveAll(created)
+		case wasEmpty:
+			entries, _ := os.ReadDir(dataDir)
+			for _, e := range entries {
+				_ = os.RemoveAll(filepath.Join(dataDir, e.Name()))
+			}
 		}
 		return nil, err
 	}
@@ -482,6 +493,38 @@ func (c *ControlPlane) Wait() error {
 
 // Done is closed once the control plane has stopped.
 func (c *ControlPlane) Done() <-chan struct{} { return c.done }
+
+// makeDataDir makes dir, and any parents missing, 0700. It returns the
+// topmost directory it made ("" when dir was there already) and whether a
+// dir that was there was empty.
+func makeDataDir(dir string) (created string, wasEmpty bool, err error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !os.IsNotExist(err) {
+			break
+		}
+		created = d
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if created == "" {
+		entries, err := os.ReadDir(dir)
+		wasEmpty = err == nil && len(entries) == 0
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		if created != "" {
+			_ = os.RemoveAll(created)
+		}
+		return "", false, err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		if created != "" {
+			_ = os.RemoveAll(created)
+		}
+		return "", false, err
+	}
+	return created, wasEmpty, nil
+}
 
 // lockDataDir takes an exclusive lock on the data dir, so a second gcp on
 // the same directory fails at once instead of corrupting the store.
