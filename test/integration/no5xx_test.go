@@ -65,6 +65,19 @@ func TestNoServerErrorForClientInput(t *testing.T) {
 		{"POST", "/api/v1/namespaces/default/serviceaccounts/default/token", "application/json", `{"apiVersion":"v1","kind":"ConfigMap"}`},
 		{"GET", "/apis/nope.example.com/v1/things", "", ""},
 		{"GET", "/api/v2", "", ""},
+		// Bodies built to exhaust a parser: a YAML alias bomb (9^9 nodes
+		// from a few lines), nesting past the JSON decoders' depth limit,
+		// a number no float holds, invalid UTF-8, a byte-order mark, an
+		// endless CBOR array and a protobuf length that runs off the end.
+		{"POST", cm, "application/yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\n" + yamlAliasBomb},
+		{"PATCH", cm + "/keep?fieldManager=m", "application/apply-patch+yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep}\n" + yamlAliasBomb},
+		{"POST", cm, "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"data":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`},
+		{"POST", cm, "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"x":` + strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001) + `}`},
+		{"POST", cm, "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"huge","generation":1e400}}`},
+		{"POST", cm, "application/json", "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"utf\xff\"}}"},
+		{"POST", cm, "application/json", "\xef\xbb\xbf{}"},
+		{"POST", cm, "application/cbor", "\xd9\xd9\xf7" + strings.Repeat("\x9f", 5000)},
+		{"POST", cm, "application/vnd.kubernetes.protobuf", "k8s\x00\x0a\x80\x80\x80\x80\x10"},
 	}
 	for _, c := range cases {
 		code, body := rawRequest(t, s.AdminConfig, c.method, c.path, c.contentType, []byte(c.body))
@@ -80,3 +93,15 @@ func TestNoServerErrorForClientInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// yamlAliasBomb is a YAML mapping whose aliases expand to 9^9 scalars.
+const yamlAliasBomb = `a: &a [x,x,x,x,x,x,x,x,x]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+`
