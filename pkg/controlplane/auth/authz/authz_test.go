@@ -38,11 +38,7 @@ func TestChainWithoutAuthorizers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name  string
-		attrs authorizer.Attributes
-		want  authorizer.Decision
-	}{
+	checkDecisions(t, chain, []decision{
 		{"system:masters reads a resource", resource(master), authorizer.DecisionAllow},
 		{"anyone else may not", resource(alice), authorizer.DecisionNoOpinion},
 		{"anonymous reads /healthz", nonResource(anonymous, "/healthz"), authorizer.DecisionAllow},
@@ -50,11 +46,7 @@ func TestChainWithoutAuthorizers(t *testing.T) {
 		{"anonymous reads /version", nonResource(anonymous, "/version"), authorizer.DecisionAllow},
 		{"anonymous may not read /metrics", nonResource(anonymous, "/metrics"), authorizer.DecisionNoOpinion},
 		{"anonymous may not read a resource", resource(anonymous), authorizer.DecisionNoOpinion},
-	} {
-		if got, _, err := chain.Authorize(context.Background(), tc.attrs); err != nil || got != tc.want {
-			t.Errorf("%s: decision %v (error %v), want %v", tc.name, got, err, tc.want)
-		}
-	}
+	})
 
 	rules, pathRules, _, err := resolver.RulesFor(context.Background(), master, "default")
 	if err != nil || len(rules) != 1 || len(pathRules) != 1 || !slices.Equal(rules[0].GetVerbs(), []string{"*"}) {
@@ -70,17 +62,25 @@ func TestChainWithAuthorizers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name  string
-		attrs authorizer.Attributes
-		want  authorizer.Decision
-	}{
+	checkDecisions(t, chain, []decision{
 		{"system:masters still comes first", resource(master), authorizer.DecisionAllow},
 		{"the composition's authorizer allows alice", resource(alice), authorizer.DecisionAllow},
 		// With authorizers, the public paths are theirs to allow (RBAC's
 		// system:public-info-viewer), not the chain's.
 		{"anonymous reads /healthz only if an authorizer says so", nonResource(anonymous, "/healthz"), authorizer.DecisionNoOpinion},
-	} {
+	})
+}
+
+// decision is a request and the decision the chain must reach on it.
+type decision struct {
+	name  string
+	attrs authorizer.Attributes
+	want  authorizer.Decision
+}
+
+func checkDecisions(t *testing.T, chain authorizer.Authorizer, cases []decision) {
+	t.Helper()
+	for _, tc := range cases {
 		if got, _, err := chain.Authorize(context.Background(), tc.attrs); err != nil || got != tc.want {
 			t.Errorf("%s: decision %v (error %v), want %v", tc.name, got, err, tc.want)
 		}
