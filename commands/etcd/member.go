@@ -154,7 +154,7 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 
 	// byName returns a subcommand that does act to the member its one
 	// argument names and says what it did (did formats the ID and name).
-	byName := func(use, short, did string, act func(context.Context, *clientv3.Client, uint64) error) *cobra.Command {
+	byName := func(use, short, did string, act func(context.Context, *clientv3.Client, *etcdserverpb.Member) error) *cobra.Command {
 		return &cobra.Command{
 			Use:   use + " NAME|ID",
 			Short: short,
@@ -165,7 +165,7 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 					if err != nil {
 						return err
 					}
-					if err := act(ctx, c, m.ID); err != nil {
+					if err := act(ctx, c, m); err != nil {
 						return fmt.Errorf("member %s %s: %w", use, args[0], err)
 					}
 					_, err = fmt.Fprintf(w, did+"\n", m.ID, m.Name)
@@ -175,17 +175,41 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 		}
 	}
 	promote := byName("promote", "Make a learner a voting member; it must have caught up with the leader", "Promoted member %x (%s) to a voting member.",
-		func(ctx context.Context, c *clientv3.Client, id uint64) error {
-			_, err := c.MemberPromote(ctx, id)
+		func(ctx context.Context, c *clientv3.Client, m *etcdserverpb.Member) error {
+			_, err := c.MemberPromote(ctx, m.ID)
 			return err
 		})
 	remove := byName("remove", "Remove a member from the cluster", "Removed member %x (%s).",
-		func(ctx context.Context, c *clientv3.Client, id uint64) error {
-			_, err := c.MemberRemove(ctx, id)
+		func(ctx context.Context, c *clientv3.Client, m *etcdserverpb.Member) error {
+			// A member asked to remove itself applies the change and stops,
+			// and may stop before it answers ("etcdserver: server
+			// stopped"): ask another member, and when the answer is lost
+			// all the same, look whether the member is gone.
+			if others := endpointsExcept(c.Endpoints(), m.ClientURLs); len(others) > 0 {
+				c.SetEndpoints(others...)
+			}
+			_, err := c.MemberRemove(ctx, m.ID)
+			if err != nil {
+				if list, listErr := c.MemberList(ctx); listErr == nil && !slices.ContainsFunc(list.Members, func(o *etcdserverpb.Member) bool { return o.ID == m.ID }) {
+					return nil
+				}
+			}
 			return err
 		})
 	cmd.AddCommand(list, add, promote, remove)
 	return cmd
+}
+
+// endpointsExcept returns the endpoints that are none of a member's client
+// URLs (compared as written, without a trailing slash).
+func endpointsExcept(endpoints, memberURLs []string) []string {
+	var out []string
+	for _, e := range endpoints {
+		if !slices.ContainsFunc(memberURLs, func(u string) bool { return strings.TrimSuffix(u, "/") == strings.TrimSuffix(e, "/") }) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // findMember returns the member named, or with the hex ID, nameOrID.
