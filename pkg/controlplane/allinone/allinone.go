@@ -170,7 +170,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 			_ = ln.Close()
 		}
 	}
-	created, wasEmpty, err := makeDataDir(dataDir)
+	undoDataDir, err := makeDataDir(dataDir)
 	if err != nil {
 		closeListener()
 		return nil, fmt.Errorf("data dir: %w", err)
@@ -183,22 +183,12 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	}
 	cleanup := []func(){closeListener, unlock}
 	// A start that fails (a flag only the API server's configuration can
-	// check, etcd not starting) leaves the disk as it found it: a data
-	// dir it created goes, with the PKI and whatever else it wrote there,
-	// and an empty one (a systemd StateDirectory, say) is emptied again.
+	// check, etcd not starting) leaves the disk as it found it.
 	fail := func(err error) (*ControlPlane, error) {
 		for i := len(cleanup) - 1; i >= 0; i-- {
 			cleanup[i]()
 		}
-		switch {
-		case created != "":
-			_ = os.RemoveAll(created)
-		case wasEmpty:
-			entries, _ := os.ReadDir(dataDir)
-			for _, e := range entries {
-				_ = os.RemoveAll(filepath.Join(dataDir, e.Name()))
-			}
-		}
+		undoDataDir()
 		return nil, err
 	}
 
@@ -494,10 +484,13 @@ func (c *ControlPlane) Wait() error {
 // Done is closed once the control plane has stopped.
 func (c *ControlPlane) Done() <-chan struct{} { return c.done }
 
-// makeDataDir makes dir, and any parents missing, 0700. It returns the
-// topmost directory it made ("" when dir was there already) and whether a
-// dir that was there was empty.
-func makeDataDir(dir string) (created string, wasEmpty bool, err error) {
+// makeDataDir makes dir, and any parents missing, 0700. undo puts the
+// disk back as it was: it removes the topmost directory made, with
+// everything written below it since, or empties dir if it was there and
+// empty (a systemd StateDirectory, say); a dir that held anything is left
+// alone.
+func makeDataDir(dir string) (undo func(), err error) {
+	var created string
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(d); !os.IsNotExist(err) {
 			break
@@ -507,23 +500,27 @@ func makeDataDir(dir string) (created string, wasEmpty bool, err error) {
 			break
 		}
 	}
-	if created == "" {
-		entries, err := os.ReadDir(dir)
-		wasEmpty = err == nil && len(entries) == 0
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		if created != "" {
-			_ = os.RemoveAll(created)
+	undo = func() {}
+	switch entries, err := os.ReadDir(dir); {
+	case created != "":
+		undo = func() { _ = os.RemoveAll(created) }
+	case err == nil && len(entries) == 0:
+		undo = func() {
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				_ = os.RemoveAll(filepath.Join(dir, e.Name()))
+			}
 		}
-		return "", false, err
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		if created != "" {
-			_ = os.RemoveAll(created)
-		}
-		return "", false, err
+	err = os.MkdirAll(dir, 0o700)
+	if err == nil {
+		err = os.Chmod(dir, 0o700)
 	}
-	return created, wasEmpty, nil
+	if err != nil {
+		undo()
+		return nil, err
+	}
+	return undo, nil
 }
 
 // lockDataDir takes an exclusive lock on the data dir, so a second gcp on
