@@ -55,6 +55,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/satoken"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcdstorage"
+	"github.com/gcp-project/gcp/pkg/controlplane/nesting"
 	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 	"github.com/gcp-project/gcp/pkg/controlplane/serviceresolver"
@@ -298,7 +299,8 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	}
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
-		return genericapiserver.DefaultBuildHandlerChain(withClientInputChecks(withPatchInputErrors(withResourceVersionCheck(withVersion(h), codecs), codecs), codecs), c)
+		inner := withPatchInputErrors(withResourceVersionCheck(withVersion(h), codecs), codecs)
+		return genericapiserver.DefaultBuildHandlerChain(withClientInputChecks(withNestingLimit(inner, codecs, nesting.Limit, c.MaxRequestBodyBytes), codecs), c)
 	}
 
 	if comp.APIExtensions {

@@ -1,0 +1,378 @@
+// Package nesting measures how deeply a request body nests objects and lists
+// within one another, in each media type the API server decodes, without
+// decoding it into objects.
+//
+// Parts of the request path cost time proportional to the square of an
+// object's depth (json-patch's merge patch re-encodes each level's subtree;
+// the custom resource read path walks it again per level), so one body of
+// 60 KB nested 10,000 levels deep held the CPU for seconds and the heap for
+// hundreds of MiB. Check bounds the depth before any of that runs, in time
+// linear in the body's size.
+package nesting
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fxamacker/cbor/v2"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Limit is how many levels of objects and lists within one another a request
+// body may have: {"a":{"b":[1]}} has three. The deepest objects Kubernetes'
+// own types make are about 16 levels (a CronJob), and a CRD whose schema
+// embeds a CronJob's is about 35; managed fields follow an object's shape
+// four levels down. 100 leaves room for all of these and keeps the
+// quadratic parts of the request path cheap (docs/security.md).
+const Limit = 100
+
+// Error says that a body nests deeper than the limit.
+type Error struct {
+	// Limit is the number of levels allowed.
+	Limit int
+	// Where says where in the body the limit was passed, when known (a JSON
+	// patch operation's path).
+	Where string
+}
+
+func (e *Error) Error() string {
+	where := ""
+	if e.Where != "" {
+		where = " (" + e.Where + ")"
+	}
+	return fmt.Sprintf("the request body nests objects and lists more than %d levels deep%s; "+
+		"gcp accepts at most %d levels of nesting", e.Limit, where, e.Limit)
+}
+
+// Media types, as the API server names them.
+const (
+	mediaJSON           = "application/json"
+	mediaMergePatch     = "application/merge-patch+json"
+	mediaStrategicPatch = "application/strategic-merge-patch+json"
+	mediaJSONPatch      = "application/json-patch+json"
+	mediaYAML           = "application/yaml"
+	mediaApplyYAML      = "application/apply-patch+yaml"
+	mediaCBOR           = "application/cbor"
+	mediaApplyCBOR      = "application/apply-patch+cbor"
+	mediaProtobuf       = "application/vnd.kubernetes.protobuf"
+)
+
+// Check returns an *Error when body, of the given media type (without
+// parameters; "" is JSON, as the API server reads it), nests more than limit
+// levels deep. A body Check cannot read, or of a media type the API server
+// does not decode, passes: the handler that decodes it answers for it. For a
+// JSON patch, each operation counts the segments of its path as levels, since
+// that is where its value lands.
+func Check(mediaType string, body []byte, limit int) error {
+	switch mediaType {
+	case "", mediaJSON, mediaMergePatch, mediaStrategicPatch:
+		if jsonDepth(body, limit) > limit {
+			return &Error{Limit: limit}
+		}
+	case mediaJSONPatch:
+		return checkJSONPatch(body, limit)
+	case mediaYAML, mediaApplyYAML:
+		return checkYAML(body, limit)
+	case mediaCBOR, mediaApplyCBOR:
+		return checkCBOR(body, limit)
+	case mediaProtobuf:
+		if protobufDepth(body, limit) > limit {
+			return &Error{Limit: limit}
+		}
+	}
+	return nil
+}
+
+// jsonDepth returns the greatest nesting of objects and arrays in data, or
+// limit+1 as soon as it passes limit. It does not validate the JSON: brackets
+// outside strings are counted as they come.
+func jsonDepth(data []byte, limit int) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > deepest {
+				deepest = depth
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return deepest
+}
+
+// jsonPatchOperation is the part of a JSON patch operation that says how
+// deep its value lands.
+type jsonPatchOperation struct {
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value"`
+}
+
+// checkJSONPatch counts each operation's path segments and its value's own
+// depth together: {"op":"add","path":"/a/b","value":{"c":1}} makes an object
+// three levels deep. A patch that is not a list of operations passes (the
+// handler says what is wrong with it).
+func checkJSONPatch(body []byte, limit int) error {
+	// The list and its operation objects add two levels to each value.
+	if jsonDepth(body, limit+2) > limit+2 {
+		return &Error{Limit: limit}
+	}
+	var ops []jsonPatchOperation
+	if err := json.Unmarshal(body, &ops); err != nil {
+		return nil
+	}
+	for i, op := range ops {
+		segments := 0
+		if op.Path != "" {
+			segments = strings.Count(op.Path, "/")
+		}
+		if segments+jsonDepth(op.Value, limit) > limit {
+			return &Error{Limit: limit, Where: fmt.Sprintf("operation %d, path %q", i, truncate(op.Path, 80))}
+		}
+	}
+	return nil
+}
+
+// truncate shortens s to at most n bytes for a message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// checkYAML measures a YAML body. JSON is YAML, and what clients send as
+// YAML most often is JSON (kubectl's and client-go's server-side apply):
+// that is measured as JSON. Other YAML is first bounded cheaply (yamlBound);
+// only when the bound passes the limit is it read as a node tree, which
+// keeps an alias as a reference to its anchor instead of a copy, and
+// measured, an alias counting as deep as what it refers to.
+func checkYAML(body []byte, limit int) error {
+	if json.Valid(body) {
+		if jsonDepth(body, limit) > limit {
+			return &Error{Limit: limit}
+		}
+		return nil
+	}
+	if yamlBound(body) <= limit {
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			// The parser stops at its own depth limit (10,000).
+			if strings.Contains(err.Error(), "exceeded max depth") {
+				return &Error{Limit: limit}
+			}
+			// Other unreadable YAML is the handler's to refuse.
+			return nil
+		}
+		m := yamlMeasure{limit: limit, depths: map[*yaml.Node]int{}}
+		if m.depth(&doc) > limit {
+			return &Error{Limit: limit}
+		}
+	}
+}
+
+// yamlBound returns a number no smaller than the depth of a YAML body, in
+// one pass over its bytes, or a number past any limit when the body has an
+// anchor (whose aliases could repeat its depth anywhere). A block collection
+// begins further right than the one holding it, or at the same column for a
+// sequence that is a mapping's value, and it begins where a line's text
+// begins or after the "- ", "? " and ": " indicators that start it: so each
+// column up to the rightmost such start adds at most two levels. Each flow
+// bracket adds at most one, wherever it is.
+func yamlBound(body []byte) int {
+	if bytes.IndexByte(body, '&') >= 0 {
+		return int(^uint(0) >> 1)
+	}
+	rightmost := 0
+	for line := range bytes.SplitSeq(body, []byte{'\n'}) {
+		i := 0
+		for {
+			for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+				i++
+			}
+			if i+1 < len(line) && (line[i] == '-' || line[i] == '?' || line[i] == ':') && (line[i+1] == ' ' || line[i+1] == '\t') {
+				i += 2
+				continue
+			}
+			break
+		}
+		rightmost = max(rightmost, i)
+	}
+	return 2*(rightmost+1) + bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
+}
+
+// yamlMeasure measures YAML node trees, each anchored node once.
+type yamlMeasure struct {
+	limit int
+	// depths holds each node measured through an alias: its depth, or -1
+	// while it is being measured (an alias inside its own anchor).
+	depths map[*yaml.Node]int
+}
+
+func (m *yamlMeasure) depth(n *yaml.Node) int {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		deepest := 0
+		for _, c := range n.Content {
+			deepest = max(deepest, m.depth(c))
+		}
+		return deepest
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return 0
+		}
+		d, seen := m.depths[n.Alias]
+		if seen {
+			if d < 0 { // a cycle: as deep as anything can be
+				return m.limit + 1
+			}
+			return d
+		}
+		m.depths[n.Alias] = -1
+		d = m.depth(n.Alias)
+		m.depths[n.Alias] = d
+		return d
+	case yaml.MappingNode, yaml.SequenceNode:
+		deepest := 0
+		for _, c := range n.Content {
+			deepest = max(deepest, m.depth(c))
+			if deepest >= m.limit {
+				return m.limit + 1
+			}
+		}
+		return deepest + 1
+	}
+	return 0
+}
+
+// checkCBOR uses the CBOR decoder's own well-formedness check, which counts
+// arrays and maps as levels, as JSON's are counted. (Its smallest limit is 4.)
+func checkCBOR(body []byte, limit int) error {
+	mode, err := cbor.DecOptions{MaxNestedLevels: max(limit, 4)}.DecMode()
+	if err != nil {
+		return nil
+	}
+	var tooDeep *cbor.MaxNestedLevelError
+	if err := mode.Wellformed(body); errors.As(err, &tooDeep) {
+		return &Error{Limit: limit}
+	}
+	return nil
+}
+
+// protobufMagic begins the API server's protobuf encoding, before the
+// runtime.Unknown envelope that holds the object.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// protobufDepth returns how deeply messages nest in data, or limit+1 once it
+// passes limit. Protobuf does not say which fields are messages, so a
+// length-delimited field counts as a message when its bytes read as one
+// whole (field numbers above zero, known wire types, lengths inside it).
+// The envelope (runtime.Unknown, and the object's bytes inside it) is not
+// counted, so an object's depth is its JSON form's or less: a list of
+// messages is one level here, two in JSON.
+func protobufDepth(data []byte, limit int) int {
+	if !bytes.HasPrefix(data, protobufMagic) {
+		return messageDepth(data, limit, 0)
+	}
+	// The envelope is one level more than the object it holds.
+	return max(messageDepth(data[len(protobufMagic):], limit+1, 0)-1, 0)
+}
+
+// messageDepth returns the depth of data read as a message whose fields are
+// at level depth+1, or -1 when data does not read as a message. It stops at
+// limit+1.
+func messageDepth(data []byte, limit, depth int) int {
+	level := depth + 1
+	deepest := level
+	for len(data) > 0 {
+		key, n := uvarint(data)
+		if n <= 0 || key>>3 == 0 {
+			return -1
+		}
+		data = data[n:]
+		switch key & 7 {
+		case 0: // varint
+			_, n = uvarint(data)
+			if n <= 0 {
+				return -1
+			}
+			data = data[n:]
+		case 1: // 64-bit
+			if len(data) < 8 {
+				return -1
+			}
+			data = data[8:]
+		case 5: // 32-bit
+			if len(data) < 4 {
+				return -1
+			}
+			data = data[4:]
+		case 2: // length-delimited: bytes, a string, or a message
+			length, n := uvarint(data)
+			if n <= 0 || length > uint64(len(data)-n) {
+				return -1
+			}
+			field := data[n : n+int(length)]
+			data = data[n+int(length):]
+			if len(field) == 0 || level >= limit+1 {
+				continue
+			}
+			if d := messageDepth(field, limit, level); d > deepest {
+				deepest = d
+				if deepest > limit {
+					return deepest
+				}
+			}
+		default: // groups are not used, and 6 and 7 are not wire types
+			return -1
+		}
+	}
+	if level > limit {
+		return level
+	}
+	return deepest
+}
+
+// uvarint reads a protobuf varint; n <= 0 when data does not begin with one.
+func uvarint(data []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(data) && i < 10; i++ {
+		b := data[i]
+		v |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}

@@ -1,0 +1,142 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/nesting"
+)
+
+// deepJSON is {"x":{"x":...1...}}, depth objects deep.
+func deepJSON(depth int) string {
+	return strings.Repeat(`{"x":`, depth) + "1" + strings.Repeat("}", depth)
+}
+
+// TestNestingLimit: a body that nests objects and lists past
+// nesting.Limit is refused with a 400 naming the limit, for native and
+// custom resources, in every content type and patch type, before any
+// handler works on it; a body at the limit is served, and read back.
+// Issue 28: a merge patch 9,999 levels deep took seconds and hundreds of
+// MiB, and a custom resource that deep made every later read of it slow.
+func TestNestingLimit(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	gvr := createCRD(t, s, "nesting.example.com", "things", "Thing")
+	const (
+		cm     = "/api/v1/namespaces/default/configmaps"
+		things = "/apis/nesting.example.com/v1/namespaces/default/things"
+	)
+	// The object and its field x are two levels; x holds the rest.
+	thing := func(name string, depth int) string {
+		return `{"apiVersion":"nesting.example.com/v1","kind":"Thing","metadata":{"name":"` + name + `"},"x":` + deepJSON(depth-1) + `}`
+	}
+	if code, out := rawRequest(t, s.AdminConfig, http.MethodPost, things, "application/json", []byte(thing("keep", 3))); code != http.StatusCreated {
+		t.Fatalf("creating a shallow thing: %d %.300s", code, out)
+	}
+	if code, out := rawRequest(t, s.AdminConfig, http.MethodPost, cm, "application/json", []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"keep"},"data":{"k":"v"}}`)); code != http.StatusCreated {
+		t.Fatalf("creating a configmap: %d %.300s", code, out)
+	}
+
+	over := nesting.Limit + 1
+	cases := []struct{ name, method, path, contentType, body string }{
+		{"merge patch 9,999 deep", http.MethodPatch, cm + "/keep", "application/merge-patch+json", deepJSON(9999)},
+		{"merge patch past the limit", http.MethodPatch, cm + "/keep", "application/merge-patch+json", deepJSON(over)},
+		{"strategic merge patch", http.MethodPatch, cm + "/keep", "application/strategic-merge-patch+json", deepJSON(over)},
+		{"JSON patch value", http.MethodPatch, things + "/keep", "application/json-patch+json", `[{"op":"add","path":"/y","value":` + deepJSON(nesting.Limit) + `}]`},
+		{"JSON patch path", http.MethodPatch, things + "/keep", "application/json-patch+json", `[{"op":"add","path":"` + strings.Repeat("/x", over) + `","value":1}]`},
+		{"custom resource create", http.MethodPost, things, "application/json", thing("deep", over)},
+		{"custom resource update", http.MethodPut, things + "/keep", "application/json", thing("keep", over)},
+		{"custom resource as YAML", http.MethodPost, things, "application/yaml", "apiVersion: nesting.example.com/v1\nkind: Thing\nmetadata: {name: deep}\nx: " + strings.Repeat("[", over) + strings.Repeat("]", over) + "\n"},
+		{"custom resource as block YAML", http.MethodPost, things, "application/yaml", "apiVersion: nesting.example.com/v1\nkind: Thing\nmetadata: {name: deep}\nx:\n" + strings.Repeat("- ", over) + "1\n"},
+		{"server-side apply", http.MethodPatch, things + "/keep?fieldManager=m", "application/apply-patch+yaml", thing("keep", over)},
+		{"CBOR", http.MethodPost, cm, "application/cbor", "\xd9\xd9\xf7" + strings.Repeat("\x81", over) + "\x01"},
+		{"a CRD's schema", http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", deepCRD(over)},
+		{"a CRD's schema in protobuf", http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", runtime.ContentTypeProtobuf, deepCRDProtobuf(t, over)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out := rawRequest(t, s.AdminConfig, c.method, c.path, c.contentType, []byte(c.body))
+			if code != http.StatusBadRequest || !strings.Contains(out, fmt.Sprintf("at most %d levels", nesting.Limit)) {
+				t.Errorf("want 400 naming the limit, got %d: %.400s", code, out)
+			}
+		})
+	}
+
+	// Nothing was stored or changed.
+	dyn := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr).Namespace("default")
+	list, err := dyn.List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("things after refused bodies: %v, %v", list, err)
+	}
+	crds, err := apiextensionsclient.NewForConfigOrDie(s.AdminConfig).ApiextensionsV1().CustomResourceDefinitions().List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(crds.Items) != 1 {
+		t.Fatalf("CRDs after refused bodies: %d, %v", len(crds.Items), err)
+	}
+
+	// At the limit a custom resource is stored and read back whole.
+	if code, out := rawRequest(t, s.AdminConfig, http.MethodPost, things, "application/json", []byte(thing("atlimit", nesting.Limit))); code != http.StatusCreated {
+		t.Fatalf("a thing at the limit: %d %.300s", code, out)
+	}
+	code, out := rawRequest(t, s.AdminConfig, http.MethodGet, things+"/atlimit", "", nil)
+	if code != http.StatusOK || !strings.Contains(out, strings.Repeat(`{"x":`, nesting.Limit-2)+"1") {
+		t.Fatalf("reading the thing at the limit: %d %.300s", code, out)
+	}
+}
+
+// deepCRD is a CustomResourceDefinition whose schema nests depth levels of
+// JSON: each property is an object with properties.
+func deepCRD(depth int) string {
+	// The CRD, spec, versions, a version, schema and openAPIV3Schema are
+	// six levels; each level of properties adds two.
+	schema := `{"type":"string"}`
+	for d := 6; d+2 <= depth; d += 2 {
+		schema = `{"type":"object","properties":{"x":` + schema + `}}`
+	}
+	return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"deeps.nesting.example.com"},` +
+		`"spec":{"group":"nesting.example.com","scope":"Namespaced","names":{"plural":"deeps","kind":"Deep"},` +
+		`"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{"x":` + schema + `}}}}]}}`
+}
+
+// deepCRDProtobuf is a CRD whose schema nests about depth levels, in the
+// protobuf encoding.
+func deepCRDProtobuf(t *testing.T, depth int) string {
+	schema := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	for d := 0; d < depth; d++ {
+		schema = apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"x": schema}}
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Name: "deeps.nesting.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "nesting.example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "deeps", Kind: "Deep"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &schema}}},
+		},
+	}
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	codecs := serializer.NewCodecFactory(scheme)
+	info, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		t.Fatal("no protobuf serializer")
+	}
+	var buf bytes.Buffer
+	if err := codecs.EncoderForVersion(info.Serializer, apiextensionsv1.SchemeGroupVersion).Encode(crd, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
