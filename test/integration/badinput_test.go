@@ -22,7 +22,7 @@ import (
 )
 
 // rawRequest sends body to path with the admin client and returns the status.
-func rawRequest(t *testing.T, cfg *rest.Config, method, path, contentType string, body []byte) (int, string) {
+func rawRequest(t testing.TB, cfg *rest.Config, method, path, contentType string, body []byte) (int, string) {
 	t.Helper()
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
