@@ -88,11 +88,26 @@ func TestNestingLimit(t *testing.T) {
 		t.Fatalf("CRDs after refused bodies: %d, %v", len(crds.Items), err)
 	}
 
+	// A JSON patch whose copy lands deeper than where it took from sends
+	// nothing deep, but makes an object past the limit: refused too.
+	if code, out := rawRequest(t, s.AdminConfig, http.MethodPost, things, "application/json", []byte(thing("grow", nesting.Limit-10))); code != http.StatusCreated {
+		t.Fatalf("a thing near the limit: %d %.300s", code, out)
+	}
+	ladder := strings.Repeat(`{"a":`, 20) + "{}" + strings.Repeat("}", 20)
+	grow := `[{"op":"add","path":"/y","value":` + ladder + `},{"op":"copy","from":"/x","path":"/y` + strings.Repeat("/a", 20) + `/z"}]`
+	code, out := rawRequest(t, s.AdminConfig, http.MethodPatch, things+"/grow", "application/json-patch+json", []byte(grow))
+	if code != http.StatusBadRequest || !strings.Contains(out, "the object this request makes") {
+		t.Errorf("a JSON patch copying a subtree past the limit: want 400 naming the object it makes, got %d: %.400s", code, out)
+	}
+	if code, out := rawRequest(t, s.AdminConfig, http.MethodGet, things+"/grow", "", nil); code != http.StatusOK || strings.Contains(out, `"y"`) {
+		t.Errorf("the thing after a refused patch: %d %.300s", code, out)
+	}
+
 	// At the limit a custom resource is stored and read back whole.
 	if code, out := rawRequest(t, s.AdminConfig, http.MethodPost, things, "application/json", []byte(thing("atlimit", nesting.Limit))); code != http.StatusCreated {
 		t.Fatalf("a thing at the limit: %d %.300s", code, out)
 	}
-	code, out := rawRequest(t, s.AdminConfig, http.MethodGet, things+"/atlimit", "", nil)
+	code, out = rawRequest(t, s.AdminConfig, http.MethodGet, things+"/atlimit", "", nil)
 	if code != http.StatusOK || !strings.Contains(out, strings.Repeat(`{"x":`, nesting.Limit-2)+"1") {
 		t.Fatalf("reading the thing at the limit: %d %.300s", code, out)
 	}

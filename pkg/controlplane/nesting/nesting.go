@@ -20,6 +20,7 @@ import (
 
 	"github.com/fxamacker/cbor/v2"
 	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Limit is how many levels of objects and lists within one another a request
@@ -128,14 +129,20 @@ func jsonDepth(data []byte, limit int) int {
 // jsonPatchOperation is the part of a JSON patch operation that says how
 // deep its value lands.
 type jsonPatchOperation struct {
+	Op    string          `json:"op"`
 	Path  string          `json:"path"`
+	From  string          `json:"from"`
 	Value json.RawMessage `json:"value"`
 }
 
 // checkJSONPatch counts each operation's path segments and its value's own
 // depth together: {"op":"add","path":"/a/b","value":{"c":1}} makes an object
-// three levels deep. A patch that is not a list of operations passes (the
-// handler says what is wrong with it).
+// three levels deep. A copy or a move to a path deeper than where it takes
+// from deepens what it carries by the difference, whatever that is; together
+// the operations of one patch may deepen the document by at most limit
+// levels, so no patch makes more than twice the limit before the object's
+// own check refuses it (ObjectDepth). A patch that is not a list of
+// operations passes (the handler says what is wrong with it).
 func checkJSONPatch(body []byte, limit int) error {
 	// The list and its operation objects add two levels to each value.
 	if jsonDepth(body, limit+2) > limit+2 {
@@ -145,16 +152,24 @@ func checkJSONPatch(body []byte, limit int) error {
 	if err := json.Unmarshal(body, &ops); err != nil {
 		return nil
 	}
+	deepened := 0
 	for i, op := range ops {
-		segments := 0
-		if op.Path != "" {
-			segments = strings.Count(op.Path, "/")
-		}
-		if segments+jsonDepth(op.Value, limit) > limit {
+		if segments(op.Path)+jsonDepth(op.Value, limit) > limit {
 			return &Error{Limit: limit, Where: fmt.Sprintf("operation %d, path %q", i, truncate(op.Path, 80))}
+		}
+		if op.Op == "copy" || op.Op == "move" {
+			deepened += max(segments(op.Path)-segments(op.From), 0)
+			if deepened > limit {
+				return &Error{Limit: limit, Where: fmt.Sprintf("operation %d: copies and moves to deeper paths add up to more than %d levels", i, limit)}
+			}
 		}
 	}
 	return nil
+}
+
+// segments counts the levels a JSON pointer descends.
+func segments(pointer string) int {
+	return strings.Count(pointer, "/")
 }
 
 // truncate shortens s to at most n bytes for a message.
@@ -375,4 +390,66 @@ func uvarint(data []byte) (uint64, int) {
 		}
 	}
 	return 0, 0
+}
+
+// ObjectDepth returns how deeply a decoded object nests, not counting its
+// managed fields (which follow the object's shape four levels further
+// down), or limit+1 once it passes limit. It is for what a request makes
+// rather than what it sends: a JSON patch can copy a subtree deeper than
+// any body it carries. An unstructured object (a custom resource) is walked
+// as it is; a typed one is converted to its unstructured form first.
+func ObjectDepth(obj any, limit int) int {
+	var content map[string]any
+	switch o := obj.(type) {
+	case interface{ UnstructuredContent() map[string]any }:
+		content = o.UnstructuredContent()
+	default:
+		converted, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return 0
+		}
+		content = converted
+	}
+	deepest := 0
+	for key, value := range content {
+		if meta, ok := value.(map[string]any); ok && key == "metadata" {
+			for k, v := range meta {
+				if k != "managedFields" {
+					deepest = max(deepest, valueDepth(v, limit-2)+1)
+				}
+			}
+			continue
+		}
+		deepest = max(deepest, valueDepth(value, limit-1))
+		if deepest >= limit {
+			break
+		}
+	}
+	return deepest + 1
+}
+
+// valueDepth is the nesting of a decoded JSON value, up to limit+1.
+func valueDepth(v any, limit int) int {
+	var children []any
+	switch v := v.(type) {
+	case map[string]any:
+		for _, c := range v {
+			children = append(children, c)
+		}
+	case []any:
+		children = v
+	default:
+		return 0
+	}
+	if limit < 1 {
+		return 1
+	}
+	deepest := 0
+	for _, c := range children {
+		deepest = max(deepest, valueDepth(c, limit-1))
+		if deepest >= limit {
+			break
+		}
+	}
+	return deepest + 1
 }

@@ -42,6 +42,8 @@ func TestCheck(t *testing.T) {
 		{"JSON patch value at the limit", "application/json-patch+json", `[{"op":"add","path":"/a","value":` + nestedJSON(limit-1) + `}]`, false},
 		{"JSON patch path and value past the limit", "application/json-patch+json", `[{"op":"add","path":"/a/b","value":` + nestedJSON(limit-1) + `}]`, true},
 		{"JSON patch path alone past the limit", "application/json-patch+json", `[{"op":"add","path":"` + strings.Repeat("/a", limit+1) + `","value":1}]`, true},
+		{"JSON patch copies to deeper paths add up", "application/json-patch+json", "[" + strings.Repeat(`{"op":"copy","from":"/a","path":"/a/b/c/d"},`, 4) + `{"op":"test","path":"/a","value":1}]`, true},
+		{"JSON patch copies within the limit", "application/json-patch+json", "[" + strings.Repeat(`{"op":"move","from":"/a/b/c","path":"/a/b/c/d"},`, 10) + `{"op":"copy","from":"/a/b","path":"/a"}]`, false},
 		{"JSON patch that is not a list passes", "application/json-patch+json", `{"op":"add"}`, false},
 		{"YAML block past the limit", "application/yaml", nestedYAML(limit + 1), true},
 		{"YAML block at the limit", "application/apply-patch+yaml", nestedYAML(limit), false},
@@ -201,4 +203,51 @@ func BenchmarkCheck(b *testing.B) {
 			}
 		})
 	}
+}
+
+func TestObjectDepth(t *testing.T) {
+	const limit = 10
+	var v any = "leaf"
+	for i := 0; i < limit+5; i++ {
+		if i%2 == 0 {
+			v = map[string]any{"x": v}
+		} else {
+			v = []any{1, v}
+		}
+		// The object's field holds v: one level more.
+		want := min(i+2, limit+1)
+		if got := ObjectDepth(&unstructured{v}, limit); got != want {
+			t.Fatalf("unstructured %d deep: got %d, want %d", i+2, got, want)
+		}
+		if got := ObjectDepth(&struct {
+			X any `json:"x"`
+		}{v}, limit); got != want {
+			t.Fatalf("typed %d deep: got %d, want %d", i+2, got, want)
+		}
+	}
+	withManagedFields := map[string]any{"metadata": map[string]any{"name": "a", "managedFields": nestedValue(limit + 5)}, "x": 1}
+	if got := ObjectDepth(&unstructured{withManagedFields}, limit); got != 2 {
+		t.Errorf("managed fields counted: got %d, want 2", got)
+	}
+}
+
+// nestedValue is depth maps within one another.
+func nestedValue(depth int) any {
+	var v any = 1
+	for i := 0; i < depth; i++ {
+		v = map[string]any{"x": v}
+	}
+	return v
+}
+
+// unstructured has the method unstructured.Unstructured has; its content is
+// an object whose field "x" holds the value, or the value itself when it is
+// an object.
+type unstructured struct{ content any }
+
+func (u *unstructured) UnstructuredContent() map[string]any {
+	if m, ok := u.content.(map[string]any); ok && m["metadata"] != nil {
+		return m
+	}
+	return map[string]any{"x": u.content}
 }
