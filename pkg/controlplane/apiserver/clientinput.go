@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -26,14 +29,25 @@ import (
 //     also escaped as %2e%2e): the storage key built from it is invalid;
 //   - a request body that cannot be read (a malformed chunked encoding):
 //     the handlers pass the read error on as an internal error;
-//   - a protobuf body for a resource without a protobuf form (415).
+//   - a protobuf body for a resource without a protobuf form (415);
+//   - a watch's timeoutSeconds that is negative or, made a time.Duration,
+//     overflows: the watch is answered 200 and then ends at once with an
+//     InternalError event, or with an empty body.
 func withClientInputChecks(next http.Handler, codecs serializer.CodecFactory) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest && info.Namespace != "" {
-			if msgs := path.IsValidPathSegmentName(info.Namespace); len(msgs) > 0 {
-				status := apierrors.NewBadRequest(fmt.Sprintf("namespace %q in the URL: %s", info.Namespace, strings.Join(msgs, "; ")))
-				responsewriters.ErrorNegotiated(status, codecs, schema.GroupVersion{Version: "v1"}, w, r)
-				return
+		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest {
+			if info.Namespace != "" {
+				if msgs := path.IsValidPathSegmentName(info.Namespace); len(msgs) > 0 {
+					status := apierrors.NewBadRequest(fmt.Sprintf("namespace %q in the URL: %s", info.Namespace, strings.Join(msgs, "; ")))
+					responsewriters.ErrorNegotiated(status, codecs, schema.GroupVersion{Version: "v1"}, w, r)
+					return
+				}
+			}
+			if info.Verb == "watch" {
+				if msg := badWatchTimeout(r.URL.Query()["timeoutSeconds"]); msg != "" {
+					responsewriters.ErrorNegotiated(apierrors.NewBadRequest(msg), codecs, schema.GroupVersion{Version: "v1"}, w, r)
+					return
+				}
 			}
 		}
 		if r.Body != nil && r.Body != http.NoBody {
@@ -45,6 +59,25 @@ func withClientInputChecks(next http.Handler, codecs serializer.CodecFactory) ht
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// maxWatchTimeoutSeconds is the largest timeoutSeconds whose
+// time.Duration does not overflow.
+const maxWatchTimeoutSeconds = int64(math.MaxInt64 / time.Second)
+
+// badWatchTimeout says what is wrong with a watch's timeoutSeconds values,
+// or "" if nothing is. The handler reads only the first value, as
+// int64 seconds made a time.Duration; 0 (or none) means the server's
+// default.
+func badWatchTimeout(values []string) string {
+	if len(values) == 0 {
+		return ""
+	}
+	n, err := strconv.ParseInt(values[0], 10, 64)
+	if err == nil && n >= 0 && n <= maxWatchTimeoutSeconds {
+		return ""
+	}
+	return fmt.Sprintf("timeoutSeconds: Invalid value: %q: must be a whole number of seconds from 0 (the server's default) to %d", values[0], maxWatchTimeoutSeconds)
 }
 
 // isProtobuf says whether r sends a protobuf body.
