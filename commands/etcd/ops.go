@@ -2,9 +2,13 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -12,27 +16,56 @@ import (
 	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
+// memberStatusTimeout is how long `gcp etcd status` waits for one member
+// (or --command-timeout, if shorter). A member that is down must not hold
+// up the rows of the others: the moment one is down is when an operator
+// looks for the new leader.
+const memberStatusTimeout = 3 * time.Second
+
 // newStatusCommand returns `gcp etcd status`: each member as its client
 // URL answers, as `etcdctl endpoint status` shows it, and the alarms.
+// Members are asked at once, each with its own deadline; one that does not
+// answer is a row saying so, and the command then exits non-zero, as
+// etcdctl does, after printing everything it learned.
 func newStatusCommand(ctx context.Context) *cobra.Command {
 	o := &clientOptions{}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each member: versions (server and storage), leader, raft term and index, database size in use and allocated; and the cluster's alarms",
-		Args:  cobra.NoArgs,
+		Long: "Show each member: versions (server and storage), leader, raft term and index, database size in use and allocated; and the cluster's alarms. " +
+			"Members are asked at once, each waited for at most 3 s (or --command-timeout, if shorter). A member that does not answer is shown as unreachable " +
+			"and the others as they are; the command then exits 1, after printing every row and the alarms as the members that answered know them.",
+		Args: cobra.NoArgs,
 	}
 	o.addFlags(cmd.Flags())
 	cmd.RunE = o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
+		timeout := min(memberStatusTimeout, o.timeout)
+		statuses := make([]*clientv3.StatusResponse, len(o.servers))
+		errs := make([]error, len(o.servers))
+		var wg sync.WaitGroup
+		for i, ep := range o.servers {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(ctx, timeout)
+				defer cancel()
+				statuses[i], errs[i] = c.Status(ctx, ep)
+			})
+		}
+		wg.Wait()
+
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ENDPOINT\tID\tVERSION\tSTORAGE VERSION\tDB SIZE\tDB IN USE\tLEADER\tLEARNER\tRAFT TERM\tRAFT INDEX\tERRORS")
-		var failed int
-		for _, ep := range o.servers {
-			st, err := c.Status(ctx, ep)
+		var live, down []string
+		for i, ep := range o.servers {
+			st, err := statuses[i], errs[i]
 			if err != nil {
-				failed++
-				fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\t%v\n", ep, err)
+				if errors.Is(err, context.DeadlineExceeded) {
+					err = fmt.Errorf("no answer within %v", timeout)
+				}
+				down = append(down, ep)
+				fmt.Fprintf(tw, "%s\tunreachable\t\t\t\t\t\t\t\t\t%v\n", ep, err)
 				continue
 			}
+			live = append(live, ep)
 			// A new cluster writes its storage version once its
 			// members agree on a cluster version (etcd checks every 4 s).
 			storage := st.StorageVersion
@@ -46,11 +79,25 @@ func newStatusCommand(ctx context.Context) *cobra.Command {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		if err := printAlarms(ctx, c, w); err != nil {
-			return err
+		alarmsErr := errors.New("no member answered")
+		if len(live) > 0 {
+			// Only members that answered are asked, so that the
+			// client's balancer cannot pick the one that is down.
+			c.SetEndpoints(live...)
+			actx, cancel := context.WithTimeout(ctx, timeout)
+			alarmsErr = printAlarms(actx, c, w)
+			cancel()
 		}
-		if failed > 0 {
-			return fmt.Errorf("%d of %d members did not answer", failed, len(o.servers))
+		if alarmsErr != nil {
+			if _, err := fmt.Fprintf(w, "Alarms unknown: %v\n", alarmsErr); err != nil {
+				return err
+			}
+		}
+		switch {
+		case len(down) > 0:
+			return fmt.Errorf("%d of %d members did not answer: %s", len(down), len(o.servers), strings.Join(down, ", "))
+		case alarmsErr != nil:
+			return alarmsErr
 		}
 		return nil
 	})

@@ -95,3 +95,68 @@ func TestEtcdMemberJoin(t *testing.T) {
 	w.waitMore(5, 30*time.Second)
 	w.verify(a.kubeconfig(), serverB)
 }
+
+// TestEtcdStatusWithAMemberDown SIGKILLs the etcd leader of a 3-member
+// cluster and runs `gcp etcd status` with the dead member listed first, as
+// an operator would at that moment: each member has its own short
+// deadline, so the command answers long before --command-timeout, shows
+// the dead member as unreachable, the two others as they are with the new
+// leader among them, and the alarms; it exits 1 because a member did not
+// answer.
+func TestEtcdStatusWithAMemberDown(t *testing.T) {
+	t.Parallel()
+	c := newHACluster(t)
+	tls := []string{"--etcd-cafile", c.p("etcd/ca.crt"), "--etcd-certfile", c.p("apiserver-etcd-client.crt"), "--etcd-keyfile", c.p("apiserver-etcd-client.key")}
+	url := func(i int) string { return fmt.Sprintf("https://127.0.0.1:%d", c.members[i].client) }
+	if out, code := runGCP(t, append([]string{"etcd", "status", "--etcd-servers", c.etcdURLs}, tls...)...); code != 0 || strings.Count(out, "https://127.0.0.1:") != 3 {
+		t.Fatalf("etcd status of 3 live members: exit %d\n%s", code, out)
+	}
+
+	dead := c.leader()
+	if err := c.members[dead].proc.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-c.members[dead].proc.done
+	servers := []string{url(dead)}
+	for i := range c.members {
+		if i != dead {
+			servers = append(servers, url(i))
+		}
+	}
+	// The command's own timeout is long: before each member had its own
+	// deadline, the dead one used all of it.
+	const commandTimeout = 60 * time.Second
+	apart := regexp.MustCompile(`\s{2,}`)
+	var last string
+	eventually(t, 30*time.Second, func() error {
+		start := time.Now()
+		out, code := runGCP(t, append([]string{"etcd", "status", "--etcd-servers", strings.Join(servers, ","), "--command-timeout", commandTimeout.String()}, tls...)...)
+		if took := time.Since(start); took >= commandTimeout/2 {
+			t.Fatalf("etcd status with a member down took %v, its --command-timeout being %v:\n%s", took, commandTimeout, out)
+		}
+		if code != 1 || !strings.Contains(out, "1 of 3 members did not answer: "+url(dead)) || !strings.Contains(out, "No alarms.") {
+			t.Fatalf("etcd status with %s down: exit %d, want 1, the member named and the alarms\n%s", url(dead), code, out)
+		}
+		leaders := 0
+		for _, line := range strings.Split(out, "\n") {
+			cols := apart.Split(strings.TrimSpace(line), -1)
+			switch {
+			case len(cols) < 2 || !strings.HasPrefix(cols[0], "https://"):
+			case cols[0] == url(dead):
+				if cols[1] != "unreachable" {
+					t.Fatalf("the dead member's row: %q, want it unreachable\n%s", line, out)
+				}
+			case len(cols) != 11:
+				t.Fatalf("a live member's row: %q, want all 11 columns\n%s", line, out)
+			case cols[6] == "true":
+				leaders++
+			}
+		}
+		if leaders != 1 {
+			return fmt.Errorf("%d leaders among the live members (an election may be under way):\n%s", leaders, out)
+		}
+		last = out
+		return nil
+	})
+	t.Logf("gcp etcd status with the old leader down:\n%s", last)
+}
