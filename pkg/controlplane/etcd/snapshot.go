@@ -229,6 +229,8 @@ func uncompressed(path string) (string, func(), error) {
 }
 
 // compress replaces the snapshot at path with path+".gz" and returns it.
+// It writes path+".gz.part" and renames it when complete, so that a
+// compression cut short never looks like a snapshot.
 func compress(path string) (string, error) {
 	in, err := os.Open(path)
 	if err != nil {
@@ -236,7 +238,11 @@ func compress(path string) (string, error) {
 	}
 	defer func() { _ = in.Close() }()
 	gz := path + ".gz"
-	out, err := os.OpenFile(gz, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if _, err := os.Lstat(gz); err == nil {
+		return "", fmt.Errorf("%s exists; a snapshot never overwrites a file", gz)
+	}
+	part := gz + partSuffix
+	out, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", err
 	}
@@ -248,8 +254,11 @@ func compress(path string) (string, error) {
 	if closeErr := out.Close(); err == nil {
 		err = closeErr
 	}
+	if err == nil {
+		err = os.Rename(part, gz)
+	}
 	if err != nil {
-		_ = os.Remove(gz)
+		_ = os.Remove(part)
 		return "", err
 	}
 	return gz, os.Remove(path)

@@ -93,3 +93,67 @@ func TestHumanBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotDirRemovesPartsOfKilledSaves plants the .part files that a
+// save killed while streaming (.db.part) or compressing (.db.gz.part)
+// leaves: Prune leaves them while another save holds the directory (it
+// may be writing one of them), and the next Save or Prune with no save
+// running removes them. Other files stay.
+func TestSnapshotDirRemovesPartsOfKilledSaves(t *testing.T) {
+	t.Parallel()
+	h := startT(t, DefaultConfig(filepath.Join(t.TempDir(), "etcd")))
+	dir := SnapshotDir(filepath.Join(t.TempDir(), "snapshots"))
+	if err := os.MkdirAll(string(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	plant := func(names ...string) {
+		t.Helper()
+		for _, name := range names {
+			if err := os.WriteFile(filepath.Join(string(dir), name), []byte("half a snapshot"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	exists := func(name string) bool {
+		_, err := os.Lstat(filepath.Join(string(dir), name))
+		return err == nil
+	}
+	streamed, compressed, other := "gcp-snapshot-20261124T120000.000Z.db.part", "gcp-snapshot-20261124T130000.000Z.db.gz.part", "notes.part"
+	// A save in another process holds the lock while it writes: Prune
+	// cannot tell its .part from those of killed saves.
+	unlock, err := dir.lockForSave()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant(streamed, compressed, other)
+	if removed, err := dir.Prune(1); err != nil || len(removed) != 0 || !exists(streamed) || !exists(compressed) {
+		t.Fatalf("Prune while a save runs removed %v, %v; want nothing", removed, err)
+	}
+	unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, err := dir.Save(ctx, clientv3.Config{Endpoints: h.ClientURLs()}, time.Date(2026, 11, 24, 14, 0, 0, 0, time.UTC), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exists(streamed) || exists(compressed) {
+		t.Fatalf("Save left the .part files of killed saves")
+	}
+	if !exists(other) || !exists(f.Name) {
+		t.Fatalf("Save removed a file that is not a snapshot's part, or did not save")
+	}
+
+	plant(streamed)
+	removed, err := dir.Prune(1)
+	if err != nil || len(removed) != 1 || removed[0].Name != streamed || exists(streamed) {
+		t.Fatalf("Prune(1) removed %+v, %v; want %s", removed, err, streamed)
+	}
+	list, err := dir.List()
+	if err != nil || len(list) != 1 || list[0].Name != f.Name {
+		t.Fatalf("List: %+v, %v; want only %s (no lock file, no parts)", list, err, f.Name)
+	}
+	if err := dir.Delete(snapshotLockName); err == nil {
+		t.Fatal("Delete removed the directory's lock file")
+	}
+}
