@@ -34,7 +34,7 @@ func newStatusCommand(ctx context.Context) *cobra.Command {
 		Short: "Show each member: versions (server and storage), leader, raft term and index, database size in use and allocated; and the cluster's alarms",
 		Long: "Show each member: versions (server and storage), leader, raft term and index, database size in use and allocated; and the cluster's alarms. " +
 			"Members are asked at once, each waited for at most 3 s (or --command-timeout, if shorter). A member that does not answer is shown as unreachable " +
-			"and the others as they are; the command then exits 1, after printing every row and the alarms as the members that answered know them.",
+			"and the others as they are; the command then exits 1, after printing every row and the alarms as the voting members that answered know them.",
 		Args: cobra.NoArgs,
 	}
 	o.addFlags(cmd.Flags())
@@ -54,7 +54,7 @@ func newStatusCommand(ctx context.Context) *cobra.Command {
 
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ENDPOINT\tID\tVERSION\tSTORAGE VERSION\tDB SIZE\tDB IN USE\tLEADER\tLEARNER\tRAFT TERM\tRAFT INDEX\tERRORS")
-		var live, down []string
+		var voters, down []string
 		for i, ep := range o.servers {
 			st, err := statuses[i], errs[i]
 			if err != nil {
@@ -65,7 +65,9 @@ func newStatusCommand(ctx context.Context) *cobra.Command {
 				fmt.Fprintf(tw, "%s\tunreachable\t\t\t\t\t\t\t\t\t%v\n", ep, err)
 				continue
 			}
-			live = append(live, ep)
+			if !st.IsLearner {
+				voters = append(voters, ep)
+			}
 			// A new cluster writes its storage version once its
 			// members agree on a cluster version (etcd checks every 4 s).
 			storage := st.StorageVersion
@@ -79,11 +81,12 @@ func newStatusCommand(ctx context.Context) *cobra.Command {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		alarmsErr := errors.New("no member answered")
-		if len(live) > 0 {
-			// Only members that answered are asked, so that the
-			// client's balancer cannot pick the one that is down.
-			c.SetEndpoints(live...)
+		alarmsErr := errors.New("no voting member answered")
+		if len(voters) > 0 {
+			// Only voting members that answered are asked, so that the
+			// client's balancer cannot pick one that is down, or a
+			// learner, which refuses the request.
+			c.SetEndpoints(voters...)
 			actx, cancel := context.WithTimeout(ctx, timeout)
 			alarmsErr = printAlarms(actx, c, w)
 			cancel()
