@@ -293,15 +293,16 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	if err != nil {
 		return nil, err
 	}
+	admissionOptions.Decorators = append(slices.Clone(admissionOptions.Decorators), withPolicyBudget(EvaluationBudget))
 	if err := admissionOptions.ApplyTo(gc, c.Informers, client, dynamicClient, utilfeature.DefaultFeatureGate, gc.EffectiveVersion,
 		gcpadmission.Initializers(gc.LoopbackClientConfig, serviceResolver, gc.TracerProvider)...); err != nil {
 		return nil, fmt.Errorf("admission: %w", err)
 	}
-	gc.AdmissionControl = withNestingAdmission(gc.AdmissionControl, nesting.Limit)
+	gc.AdmissionControl = withBudgetAdmission(withNestingAdmission(gc.AdmissionControl, nesting.Limit))
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		inner := withPatchInputErrors(withResourceVersionCheck(withVersion(h), codecs), codecs)
-		return genericapiserver.DefaultBuildHandlerChain(withClientInputChecks(withNestingLimit(inner, codecs, nesting.Limit, c.MaxRequestBodyBytes), codecs), c)
+		return genericapiserver.DefaultBuildHandlerChain(withClientInputChecks(withNestingLimit(withEvalBudget(inner, codecs, EvaluationBudget), codecs, nesting.Limit, c.MaxRequestBodyBytes), codecs), c)
 	}
 
 	if comp.APIExtensions {
