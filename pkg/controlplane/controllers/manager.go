@@ -43,9 +43,12 @@ import (
 // Run serves health and metrics, waits for the API server, then (after
 // winning leader election, when it is on) builds and runs the enabled
 // controllers until ctx is done. It returns an error instead of exiting;
-// losing the lease while ctx is live is an error, so the process restarts
-// clean instead of running controllers twice. Stopping (ctx done) at any
-// point, even before the API server answered, is not an error.
+// losing the lease while ctx is live is the error "leader election lost",
+// returned within seconds with the controllers and the serving stopped, so
+// the process exits and its supervisor restarts it clean into the
+// election instead of running controllers twice (kube-controller-manager
+// exits the same way). Stopping (ctx done) at any point, even before the
+// API server answered, is not an error.
 func Run(ctx context.Context, c *Config) error {
 	err := run(ctx, c)
 	if err != nil && ctx.Err() != nil {
@@ -57,7 +60,14 @@ func Run(ctx context.Context, c *Config) error {
 
 func run(ctx context.Context, c *Config) error {
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	var serving sync.WaitGroup
+	// Serving stops when ctx does: cancel, then wait. Waiting first hung a
+	// manager that returned with ctx live (the lease lost) for ever, still
+	// answering /healthz ok.
+	defer func() {
+		cancel()
+		serving.Wait()
+	}()
 
 	healthzHandler := controllerhealthz.NewMutableHealthzHandler(healthz.PingHealthz)
 	// /readyz: the API server was reached and, once leading, the
@@ -66,7 +76,6 @@ func run(ctx context.Context, c *Config) error {
 	readyzChecks := []healthz.HealthChecker{healthz.PingHealthz,
 		flagCheck("apiserver-reachable", &reached, "the API server has not answered yet"),
 		flagCheck("informer-sync", &synced, "the controllers' informers have not synced")}
-	var serving sync.WaitGroup
 	if c.SecureServing != nil {
 		mux := app.NewBaseHandler(&c.Generic.Debugging, healthzHandler)
 		healthz.InstallReadyzHandler(mux, readyzChecks...)
@@ -78,7 +87,6 @@ func run(ctx context.Context, c *Config) error {
 		serving.Add(1)
 		go func() { defer serving.Done(); <-stopped }()
 	}
-	defer serving.Wait()
 
 	root, err := kubernetes.NewForConfig(c.Kubeconfig)
 	if err != nil {
@@ -121,8 +129,11 @@ func waitForAPIServer(ctx context.Context, client kubernetes.Interface) error {
 	return nil
 }
 
-// runLeaderElected runs run while holding the lease; cancelling ctx
-// releases the lease at once.
+// runLeaderElected runs run while holding the lease and returns once run
+// has stopped. Cancelling ctx releases the lease at once. Losing the lease
+// stops run and returns "leader election lost"; run returning by itself
+// (a controller failed to build) releases the lease and returns its error.
+// Either way the manager never stays in the election with nothing running.
 func runLeaderElected(ctx context.Context, c *Config, client kubernetes.Interface, run func(context.Context) error) error {
 	if err := checkLeaseAPI(client); err != nil {
 		return err
@@ -135,9 +146,19 @@ func runLeaderElected(ctx context.Context, c *Config, client kubernetes.Interfac
 	if err != nil {
 		return fmt.Errorf("leader election lock: %w", err)
 	}
-	var runErr error
-	lost := false
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+	electing, stopElecting := context.WithCancel(ctx)
+	defer stopElecting()
+	// The elector starts OnStartedLeading in a goroutine of its own that
+	// may not have begun when its Run returns; over, under mu, tells a
+	// late one to do nothing, so running counts every run that started.
+	var (
+		mu       sync.Mutex
+		over     bool
+		running  sync.WaitGroup
+		runErr   error
+		returned bool // run returned while still leading
+	)
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		LeaseDuration:   le.LeaseDuration.Duration,
 		RenewDeadline:   le.RenewDeadline.Duration,
@@ -145,21 +166,59 @@ func runLeaderElected(ctx context.Context, c *Config, client kubernetes.Interfac
 		ReleaseOnCancel: true,
 		Name:            le.ResourceName,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
+			OnStartedLeading: func(leading context.Context) {
+				mu.Lock()
+				if over {
+					mu.Unlock()
+					return
+				}
+				running.Add(1)
+				mu.Unlock()
+				defer running.Done()
 				klog.InfoS("Leading, starting controllers", "identity", id)
-				runErr = run(ctx)
+				err := run(leading)
+				mu.Lock()
+				runErr, returned = err, leading.Err() == nil
+				mu.Unlock()
+				// Nothing left to lead for: release the lease and leave
+				// the election.
+				stopElecting()
 			},
 			OnStoppedLeading: func() {
 				if ctx.Err() == nil {
-					lost = true
+					klog.InfoS("Stopped leading", "identity", id)
 				}
 			},
 		},
 	})
-	if lost {
+	if err != nil {
+		return fmt.Errorf("leader election: %w", err)
+	}
+	elector.Run(electing)
+
+	mu.Lock()
+	over = true
+	mu.Unlock()
+	// The controllers' context ended with the election; wait for them,
+	// but not for ever: past the lease duration another manager may lead,
+	// and the process must exit (and be restarted) rather than hang.
+	stopped := make(chan struct{})
+	go func() { running.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(le.LeaseDuration.Duration):
+		klog.InfoS("Controllers did not stop within the lease duration; returning without waiting for them", "leaseDuration", le.LeaseDuration.Duration)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case returned:
+		return runErr
+	case ctx.Err() != nil:
+		return nil
+	default:
 		return errors.New("leader election lost")
 	}
-	return runErr
 }
 
 // checkLeaseAPI fails at once when the API server does not serve the
