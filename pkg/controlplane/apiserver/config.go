@@ -31,6 +31,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/filters"
+	"k8s.io/apiserver/pkg/server/healthz"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/server/resourceconfig"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
@@ -255,7 +256,9 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	if err := o.Etcd.ApplyWithStorageFactoryTo(storageFactory, gc); err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
-	gc.RESTOptionsGetter = withObjectSizeErrors(c.withEtcdClients(gc.RESTOptionsGetter))
+	// /livez does not depend on etcd; /readyz and /healthz keep the check.
+	gc.LivezChecks = withoutCheck(gc.LivezChecks, "etcd")
+	gc.RESTOptionsGetter = withObjectSizeErrors(c.withEtcd(gc.RESTOptionsGetter))
 
 	tokens, err := o.Authentication.ServiceAccounts.New(func() satoken.Getter { return satoken.NewGetter(c.Informers.Core().V1(), client) })
 	if err != nil {
@@ -330,6 +333,20 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 		c.Aggregator.GenericConfig.AddReadyzChecks(alarms...)
 	}
 	return c, nil
+}
+
+// withoutCheck returns checks without the one named name.
+//
+// k8s.io/apiserver's etcd options add their "etcd" check to /livez as well
+// as to /readyz, so an etcd that has lost its quorum made every API server
+// fail liveness, and a kubelet or systemd restarted healthy processes into
+// the same outage, each restart then waiting for etcd to start at all.
+// Liveness is the process's own health; an etcd that cannot answer is for
+// readiness, which takes the server out of a load balancer and puts it
+// back without a restart (kubernetes/kubernetes#111290 asks upstream for
+// the same; /readyz/etcd and /healthz/etcd still answer for etcd alone).
+func withoutCheck(checks []healthz.HealthChecker, name string) []healthz.HealthChecker {
+	return slices.DeleteFunc(slices.Clone(checks), func(c healthz.HealthChecker) bool { return c.Name() == name })
 }
 
 // servesGroup reports whether groups include group.
@@ -422,7 +439,7 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	if err := etcd.ApplyTo(&gc); err != nil {
 		return nil, err
 	}
-	gc.RESTOptionsGetter = c.withEtcdClients(gc.RESTOptionsGetter)
+	gc.RESTOptionsGetter = c.withEtcd(gc.RESTOptionsGetter)
 	if err := c.Options.APIEnablement.ApplyTo(&gc, apiextensionsapiserver.DefaultAPIResourceConfigSource(), apiextensionsapiserver.Scheme); err != nil {
 		return nil, err
 	}
@@ -430,7 +447,7 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	return &apiextensionsapiserver.Config{
 		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: c.Informers},
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: withObjectSizeErrors(c.withEtcdClients(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker))),
+			CRDRESTOptionsGetter: withObjectSizeErrors(c.withEtcd(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker))),
 			MasterCount:          1,
 			AuthResolverWrapper:  authResolver,
 			ServiceResolver:      serviceResolver,
@@ -452,7 +469,7 @@ func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.Service
 	if err := etcd.ApplyTo(&gc); err != nil {
 		return nil, err
 	}
-	gc.RESTOptionsGetter = c.withEtcdClients(gc.RESTOptionsGetter)
+	gc.RESTOptionsGetter = c.withEtcd(gc.RESTOptionsGetter)
 	if err := c.Options.APIEnablement.ApplyTo(&gc, aggregatorapiserver.DefaultAPIResourceConfigSource(), aggregatorscheme.Scheme); err != nil {
 		return nil, err
 	}
@@ -466,6 +483,13 @@ func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.Service
 			ServiceResolver:     serviceResolver,
 		},
 	}, nil
+}
+
+// withEtcd makes g's storage use the options' etcd clients and bounds
+// its waits on etcd (withEtcdUnavailable). It wraps the getter the etcd
+// options built, before anything else wraps its decorator.
+func (c *Config) withEtcd(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
+	return withEtcdUnavailable(c.withEtcdClients(g), c.Options.EtcdRequestTimeout)
 }
 
 // withEtcdClients makes g's storage use the options' etcd clients, when

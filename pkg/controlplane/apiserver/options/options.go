@@ -45,6 +45,11 @@ type Options struct {
 	// --identity-lease-duration-seconds and
 	// --identity-lease-renew-interval-seconds.
 	IdentityLeaseDuration, IdentityLeaseRenewInterval time.Duration
+	// EtcdRequestTimeout is how long a request waits for etcd to answer
+	// before it gets 504 naming etcd (--etcd-request-timeout); 0 leaves
+	// requests to the request timeout, as kube-apiserver does. Time in
+	// admission inside an update or a delete does not count.
+	EtcdRequestTimeout time.Duration
 
 	// NewEtcdClient, when set, makes the etcd client of each resource's
 	// storage, instead of k8s.io/apiserver's storage factory dialing
@@ -68,6 +73,13 @@ type completedOptions struct {
 // --shutdown-watch-termination-grace-period says otherwise.
 const DefaultShutdownWatchTerminationGracePeriod = 2 * time.Second
 
+// DefaultEtcdRequestTimeout is --etcd-request-timeout's default: longer
+// than a healthy etcd takes (milliseconds) or an election (about a
+// second), short enough that a client whose write was lost with a killed
+// etcd leader learns it and retries in about two seconds rather than
+// etcd's own seven (docs/performance.md).
+const DefaultEtcdRequestTimeout = 2 * time.Second
+
 // NewOptions returns the defaults of a standalone apiserver.
 func NewOptions() *Options {
 	o := &Options{
@@ -83,6 +95,7 @@ func NewOptions() *Options {
 		// kube-apiserver's defaults.
 		IdentityLeaseDuration:      time.Hour,
 		IdentityLeaseRenewInterval: 10 * time.Second,
+		EtcdRequestTimeout:         DefaultEtcdRequestTimeout,
 	}
 	o.SecureServing.BindPort = DefaultSecurePort
 	o.SecureServing.ServerCert.PairName = "apiserver"
@@ -131,6 +144,9 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	o.APIEnablement.AddFlags(fss.FlagSet("API enablement"))
 	o.Admission.AddFlags(fss.FlagSet("admission"))
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
+	fss.FlagSet("etcd").DurationVar(&o.EtcdRequestTimeout, "etcd-request-timeout", o.EtcdRequestTimeout,
+		"How long a request waits for etcd to answer before it fails with 504 naming etcd; 0 waits as long as the request may. "+
+			"A member without a leader is refused at once with 503 and Retry-After (a write is tried again while this lasts, so one during an election waits for the new leader).")
 	fs := fss.FlagSet("aggregation")
 	fs.StringVar(&o.ProxyClientCertFile, "proxy-client-cert-file", o.ProxyClientCertFile,
 		"Client certificate used to prove the identity of the aggregator when it calls out to aggregated API servers.")
@@ -178,6 +194,9 @@ func (o CompletedOptions) Validate() []error {
 	errs = append(errs, o.Authentication.Validate()...)
 	if (o.ProxyClientCertFile == "") != (o.ProxyClientKeyFile == "") {
 		errs = append(errs, fmt.Errorf("--proxy-client-cert-file and --proxy-client-key-file must be set together"))
+	}
+	if o.EtcdRequestTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--etcd-request-timeout must not be negative, got %s", o.EtcdRequestTimeout))
 	}
 	if o.EventTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--event-ttl must be positive, got %s", o.EventTTL))
