@@ -147,6 +147,14 @@ func TestEtcdQuorumLoss(t *testing.T) {
 		t.Logf("readyz without quorum: %d\n%s", code, body)
 		return nil
 	})
+	// The surviving member knows by now that it has no leader: a write is
+	// refused before it is proposed, so the answer is a 503 to retry at
+	// will, not a 504 that leaves the write in doubt.
+	code, header, body, took, err := do("POST", cms, configMap("no-leader"))
+	t.Logf("create once the member knows it has no leader: %d after %v: %s", code, took.Round(time.Millisecond), strings.TrimSpace(body))
+	if err != nil || code != http.StatusServiceUnavailable || header.Get("Retry-After") == "" || !strings.Contains(body, "etcd has no leader") {
+		t.Errorf("create once the member knows it has no leader: %d %v, Retry-After %q: %s", code, err, header.Get("Retry-After"), body)
+	}
 	// The liveness check runs after the readiness check has failed, long
 	// enough for etcd's own health check to have timed out.
 	if code, _, body, _, err := do("GET", "/livez?verbose", ""); err != nil || code != http.StatusOK {

@@ -154,12 +154,14 @@ func (s etcdUnavailableStorage) write(ctx context.Context, call func(*etcdBudget
 	defer b.stop()
 	for {
 		err := call(b)
-		if !isNoLeader(err) || b.expired() || ctx.Err() != nil {
+		if !isNoLeader(err) {
 			return etcdError(ctx, err, b.expired(), s.timeout)
 		}
+		// Refused for want of a leader, so never proposed: 503 (retry
+		// at will) rather than 504 (may have happened) when time is up.
 		select {
 		case <-b.ctx.Done():
-			return etcdError(ctx, err, b.expired(), s.timeout)
+			return etcdError(ctx, err, false, s.timeout)
 		case <-time.After(noLeaderRetryInterval):
 		}
 	}
