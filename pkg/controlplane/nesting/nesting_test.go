@@ -3,6 +3,7 @@ package nesting
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -250,4 +251,62 @@ func (u *unstructured) UnstructuredContent() map[string]any {
 		return m
 	}
 	return map[string]any{"x": u.content}
+}
+
+func TestCheckWidth(t *testing.T) {
+	keys := func(n int, format string, sep string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(format, i)
+		}
+		return strings.Join(parts, sep)
+	}
+	wideJSON := `{"data":{` + keys(Width+1, `"k%06d":""`, ",") + `}}`
+	atWidthJSON := `{"data":{` + keys(Width, `"k%06d":""`, ",") + `}}`
+	wideList := `{"items":[` + keys(3*Width, `"k%06d"`, ",") + `]}`
+	for _, tt := range []struct {
+		name, mediaType, body string
+		wide                 bool
+	}{
+		{"JSON object past the width", "application/json", wideJSON, true},
+		{"JSON object at the width", "application/json", atWidthJSON, false},
+		{"long lists are not wide", "application/json", wideList, false},
+		{"colons in strings do not count", "application/json", `{"a":"` + strings.Repeat(":", 3*Width) + `"}`, false},
+		{"merge patch", "application/merge-patch+json", wideJSON, true},
+		{"JSON patch value", "application/json-patch+json", `[{"op":"add","path":"/x","value":` + wideJSON + `}]`, true},
+		{"JSON as YAML", "application/apply-patch+yaml", wideJSON, true},
+		{"block YAML past the width", "application/yaml", "data:\n" + keys(Width+1, "  k%06d: v", "\n") + "\n", true},
+		{"block YAML at the width", "application/yaml", "data:\n" + keys(Width, "  k%06d: v", "\n") + "\n", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check(tt.mediaType, []byte(tt.body), Limit)
+			var e *Error
+			if got := errors.As(err, &e) && e.Wide; got != tt.wide {
+				t.Fatalf("wide: got %v (%v), want %v", got, err, tt.wide)
+			}
+		})
+	}
+	cm := &corev1.ConfigMap{Data: map[string]string{}}
+	for i := 0; i <= Width; i++ {
+		cm.Data[fmt.Sprintf("k%06d", i)] = ""
+	}
+	info, _ := runtime.SerializerInfoForMediaType(scheme.Codecs.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	var buf bytes.Buffer
+	if err := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(cm, &buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check("application/vnd.kubernetes.protobuf", buf.Bytes(), Limit); err == nil {
+		t.Errorf("a protobuf ConfigMap past the width: no error")
+	}
+	// In protobuf a map's entries are fields of the message beside its
+	// others (metadata here), so the limit comes one key sooner.
+	delete(cm.Data, "k000000")
+	delete(cm.Data, "k000001")
+	buf.Reset()
+	if err := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(cm, &buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check("application/vnd.kubernetes.protobuf", buf.Bytes(), Limit); err != nil {
+		t.Errorf("a protobuf ConfigMap at the width: %v", err)
+	}
 }
