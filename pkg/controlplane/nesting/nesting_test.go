@@ -266,7 +266,7 @@ func TestCheckWidth(t *testing.T) {
 	wideList := `{"items":[` + keys(3*Width, `"k%06d"`, ",") + `]}`
 	for _, tt := range []struct {
 		name, mediaType, body string
-		wide                 bool
+		wide                  bool
 	}{
 		{"JSON object past the width", "application/json", wideJSON, true},
 		{"JSON object at the width", "application/json", atWidthJSON, false},
