@@ -265,6 +265,11 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if ao.Etcd == nil || !slices.Equal(ao.Etcd.StorageConfig.Transport.ServerList, embedded) || len(ao.Etcd.EtcdServersOverrides) > 0 {
 		ao.NewEtcdClient = nil
 	}
+	// The etcd database, before anything logs: a corrupt one would crash
+	// etcd's bbolt. etcd.Start checks it again, for its other callers.
+	if err := etcd.CheckDatabase(etcd.DatabasePath(EtcdDir(dataDir))); err != nil {
+		return fail(restoreWith(err))
+	}
 	// The etcd health checks are added below, with clients that Start
 	// closes (addEtcdChecks), instead of by the etcd options.
 	withEtcdChecks := ao.Etcd != nil && !ao.Etcd.SkipHealthEndpoints
@@ -341,9 +346,9 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	// peers cannot lose its leadership to a slow tick, so the short timeout
 	// risks nothing; etcd's request timeout becomes 5.2 s (7 s).
 	etcdCfg.HeartbeatInterval, etcdCfg.ElectionTimeout = 20*time.Millisecond, 100*time.Millisecond
-	store, err := etcd.Start(etcdCfg)
+	store, err := startMember(etcdCfg)
 	if err != nil {
-		return fail(fmt.Errorf("etcd: %w", err))
+		return fail(err)
 	}
 	member.Store(store)
 	// If the server fails to build, whatever talks to etcd goes before it:

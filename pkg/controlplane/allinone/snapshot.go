@@ -25,6 +25,25 @@ func EtcdSocket(dataDir string) string { return filepath.Join(dataDir, "etcd.soc
 // Options.SnapshotDir says otherwise.
 func DefaultSnapshotDir(dataDir string) string { return filepath.Join(dataDir, "snapshots") }
 
+// startMember starts a data dir's etcd member.
+func startMember(cfg etcd.Config) (*etcd.Handle, error) {
+	m, err := etcd.Start(cfg)
+	if err != nil {
+		return nil, restoreWith(err)
+	}
+	return m, nil
+}
+
+// restoreWith names a corrupt database as it is, with the restore command
+// of a gcp start data dir, and any other error of its member as etcd's.
+func restoreWith(err error) error {
+	if c := (*etcd.CorruptDatabaseError)(nil); errors.As(err, &c) {
+		c.Restore = "gcp snapshot restore"
+		return c
+	}
+	return fmt.Errorf("etcd: %w", err)
+}
+
 // SaveSnapshot takes a snapshot of a data dir's etcd into dir. While `gcp
 // start` runs it streams one from the member through its socket, without
 // downtime; otherwise it runs the member, on a socket of its own, for as
@@ -43,9 +62,9 @@ func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir, com
 		return etcd.SnapshotFile{}, err
 	}
 	defer unlock()
-	member, err := etcd.Start(etcd.DefaultConfig(EtcdDir(dataDir)))
+	member, err := startMember(etcd.DefaultConfig(EtcdDir(dataDir)))
 	if err != nil {
-		return etcd.SnapshotFile{}, fmt.Errorf("etcd: %w", err)
+		return etcd.SnapshotFile{}, err
 	}
 	defer func() { _ = member.Close() }()
 	return dir.Save(ctx, clientv3.Config{Endpoints: member.ClientURLs(), DialTimeout: 10 * time.Second}, time.Now(), compressed)

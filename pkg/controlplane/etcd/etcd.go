@@ -48,7 +48,9 @@ type Handle struct {
 	closeErr  error
 }
 
-// Start validates cfg, prepares the data dir and starts the member. It
+// Start validates cfg, prepares the data dir, checks the member's database
+// (a corrupt one is a *CorruptDatabaseError, and the file is left as it is)
+// and starts the member. It
 // returns once the member serves clients, or with an error if it fails or
 // is not ready within cfg.ReadyTimeout. After an error the member is
 // stopped; if etcd's own start outlives the timeout, it is stopped (and the
@@ -65,6 +67,10 @@ func Start(cfg Config) (*Handle, error) {
 	}
 	lock, err := lockDataDir(cfg.DataDir)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckDatabase(DatabasePath(cfg.DataDir)); err != nil {
+		_ = lock.Close()
 		return nil, err
 	}
 	stop := make(chan struct{})

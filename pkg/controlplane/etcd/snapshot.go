@@ -50,16 +50,20 @@ func InspectSnapshot(path string) (SnapshotStatus, error) {
 		return SnapshotStatus{}, err
 	}
 	defer cleanup()
-	return inspect(plain)
+	return inspect(plain, path)
 }
 
-// inspect is InspectSnapshot of an uncompressed file.
-func inspect(path string) (st SnapshotStatus, err error) {
+// inspect is InspectSnapshot of an uncompressed file, named as name.
+func inspect(path, name string) (st SnapshotStatus, err error) {
 	// bbolt maps the file into memory and trusts its page table: a
 	// truncated file makes it read past the end (SIGBUS, which no recover
 	// catches). So the checksum etcd appends to every snapshot is checked
-	// before bbolt opens the file.
+	// before bbolt opens the file, and then the database in it, which
+	// may have been corrupt when the snapshot streamed it.
 	if err := verifyChecksum(path); err != nil {
+		return st, err
+	}
+	if err := checkSnapshotDatabase(path, name); err != nil {
 		return st, err
 	}
 	defer func() {
@@ -114,10 +118,16 @@ func RestoreSnapshot(cfg RestoreConfig) error {
 		return err
 	}
 	defer cleanup()
+	name := cfg.Snapshot
 	cfg.Snapshot = plain
 	// The checksum first, so that etcdutl's bbolt never maps a truncated
-	// file; etcdutl checks it again as it copies.
+	// file; etcdutl checks it again as it copies. Then the database: a
+	// member's corrupt database streams into a snapshot with a checksum
+	// that matches, and etcdutl's bbolt would panic on it.
 	if err := verifyChecksum(cfg.Snapshot); err != nil {
+		return err
+	}
+	if err := checkSnapshotDatabase(cfg.Snapshot, name); err != nil {
 		return err
 	}
 	if len(cfg.PeerURLs) == 0 {
@@ -156,6 +166,16 @@ func RestoreSnapshot(cfg RestoreConfig) error {
 	}
 	_ = os.Remove(cfg.DataDir) // an empty one; rename needs it gone
 	return os.Rename(out, cfg.DataDir)
+}
+
+// checkSnapshotDatabase is checkDatabase of the database in a snapshot
+// file at path, named as name in its error.
+func checkSnapshotDatabase(path, name string) error {
+	err := CheckDatabase(path)
+	if c := (*CorruptDatabaseError)(nil); errors.As(err, &c) {
+		return fmt.Errorf("%s is not a usable etcd snapshot: its database is corrupt (%s)", name, c.Detail)
+	}
+	return err
 }
 
 // verifyChecksum checks the SHA-256 of the database that etcd appends to

@@ -1,0 +1,76 @@
+package etcd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// TestStartRefusesACorruptDatabase: a member whose database has a zeroed
+// page, is cut short or has no valid meta page is not started (etcd's
+// bbolt would panic, or fault, in a goroutine of its own and take the
+// process down): Start returns a *CorruptDatabaseError naming the file,
+// which is left as it was. test/e2e's TestCorruptDatabaseIsOneLine runs
+// the same shapes through the binary.
+func TestStartRefusesACorruptDatabase(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(t.TempDir(), "etcd")
+	h := startT(t, DefaultConfig(dataDir))
+	c := newClient(t, h.ClientURLs(), nil)
+	for i := range 200 {
+		put(t, c, fmt.Sprintf("/registry/things/%03d", i), strings.Repeat("v", 500))
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := DatabasePath(dataDir)
+	pristine, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root, size int
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.View(func(tx *bolt.Tx) error {
+		root, size = int(tx.Bucket([]byte("key")).Root()), int(tx.Size())
+		return nil
+	})
+	_ = db.Close()
+	if err := CheckDatabase(path); err != nil {
+		t.Fatalf("checkDatabase of a sound database: %v", err)
+	}
+
+	for name, corrupt := range map[string]func([]byte) []byte{
+		"zeroed page":   func(b []byte) []byte { clear(b[root*4096 : (root+1)*4096]); return b },
+		"truncated":     func(b []byte) []byte { return b[:size/2] },
+		"no meta pages": func(b []byte) []byte { copy(b, bytes.Repeat([]byte{0xa5}, 2*4096)); return b },
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(path, corrupt(bytes.Clone(pristine)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.ReadFile(path)
+			h, err := Start(DefaultConfig(dataDir))
+			if err == nil {
+				_ = h.Close()
+				t.Fatal("Start succeeded")
+			}
+			t.Log(err)
+			var c *CorruptDatabaseError
+			if !errors.As(err, &c) || c.Path != path || !strings.Contains(err.Error(), "restore it from a snapshot with gcp etcd snapshot restore") {
+				t.Fatalf("Start: %v, want a *CorruptDatabaseError for %s", err, path)
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+				t.Fatal("Start changed the corrupt database")
+			}
+		})
+	}
+}
