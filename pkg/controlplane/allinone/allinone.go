@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -182,17 +183,30 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		return nil, err
 	}
 	cleanup := []func(){closeListener, unlock}
+	// Files and directories this start makes in a data dir that was there,
+	// which a failed start removes again: one refused for the Secrets in
+	// a restored etcd leaves no new PKI or key where the old pki/ goes.
+	var undoNew []func()
+	removeIfNew := func(path string) {
+		if _, err := os.Lstat(path); os.IsNotExist(err) {
+			undoNew = append(undoNew, func() { _ = os.RemoveAll(path) })
+		}
+	}
 	// A start that fails (a flag only the API server's configuration can
 	// check, etcd not starting) leaves the disk as it found it.
 	fail := func(err error) (*ControlPlane, error) {
 		for i := len(cleanup) - 1; i >= 0; i-- {
 			cleanup[i]()
 		}
+		for i := len(undoNew) - 1; i >= 0; i-- {
+			undoNew[i]()
+		}
 		undoDataDir()
 		return nil, err
 	}
 
 	pkiDir := filepath.Join(dataDir, "pki")
+	removeIfNew(pkiDir)
 	files, err := pki.Ensure(pki.Options{Dir: pkiDir, ServingSANs: o.TLSSANs})
 	if err != nil {
 		return fail(err)
@@ -229,6 +243,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		ao.Etcd.StorageConfig.CompactionInterval = *o.CompactionInterval
 	}
 	if o.AuditLogPath != "" {
+		removeIfNew(filepath.Join(dataDir, AuditPolicyName))
 		policy, err := ensureAuditPolicy(dataDir)
 		if err != nil {
 			return fail(err)
@@ -238,6 +253,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		ao.Audit.LogOptions.MaxAge, ao.Audit.LogOptions.MaxBackups, ao.Audit.LogOptions.MaxSize = auditLogMaxAge, auditLogMaxBackups, auditLogMaxSize
 	}
 	if o.SecretsEncryption {
+		removeIfNew(filepath.Join(pkiDir, EncryptionConfigName))
 		path, err := ensureEncryptionConfig(pkiDir)
 		if err != nil {
 			return fail(err)
@@ -266,9 +282,18 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		ao.NewEtcdClient = nil
 	}
 	// The etcd database, before anything logs: a corrupt one would crash
-	// etcd's bbolt. etcd.Start checks it again, for its other callers.
-	if err := etcd.CheckDatabase(etcd.DatabasePath(EtcdDir(dataDir))); err != nil {
+	// etcd's bbolt, and a Secret the server could not read would answer
+	// 500, and so would every list of Secrets (a restore without the old
+	// data dir's key, a key removed too early in a rotation).
+	db := etcd.DatabasePath(EtcdDir(dataDir))
+	if err := etcd.CheckDatabase(db); err != nil {
 		return fail(restoreWith(err))
+	}
+	if ao.NewEtcdClient != nil {
+		prefix := path.Join(ao.Etcd.StorageConfig.Prefix, "secrets") + "/"
+		if err := checkSecrets(ctx, db, prefix, ao.Etcd.EncryptionProviderConfigFilepath, filepath.Join(pkiDir, EncryptionConfigName)); err != nil {
+			return fail(err)
+		}
 	}
 	// The etcd health checks are added below, with clients that Start
 	// closes (addEtcdChecks), instead of by the etcd options.
@@ -313,6 +338,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		PKI:             files,
 		done:            make(chan struct{}),
 	}
+	removeIfNew(cp.AdminKubeconfig)
 	if err := pki.WriteKubeconfig(cp.AdminKubeconfig, cp.URL, files.CACert, files.AdminCert, files.AdminKey, "gcp"); err != nil {
 		return fail(fmt.Errorf("admin kubeconfig: %w", err))
 	}
@@ -323,6 +349,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	// The controllers' kubeconfig is written even without controllers here,
 	// for a `gcp controllers` run against this control plane.
 	controllersKubeconfig := filepath.Join(dataDir, ControllersKubeconfigName)
+	removeIfNew(controllersKubeconfig)
 	if err := pki.WriteKubeconfig(controllersKubeconfig, cp.URL, files.CACert, files.ControllersCert, files.ControllersKey, "gcp"); err != nil {
 		return fail(fmt.Errorf("controllers kubeconfig: %w", err))
 	}

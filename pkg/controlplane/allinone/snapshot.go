@@ -74,7 +74,10 @@ func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir, com
 // --data-dir dataDir`: a new member that keeps every object and forgets
 // where the snapshot came from. dataDir may hold a PKI (copied from the
 // old one, so that its certificates and service account tokens stay
-// valid), but no etcd data. revisionBump is as etcd.RestoreConfig's.
+// valid), but no etcd data. A snapshot with a Secret that the encryption
+// configuration in dataDir's pki/ cannot read (none there: only plain
+// Secrets) is refused, with the Secret and the key named. revisionBump is
+// as etcd.RestoreConfig's.
 func RestoreSnapshot(snapshot, dataDir string, revisionBump uint64) (err error) {
 	// A snapshot that is not there creates no data dir.
 	if _, err := os.Stat(snapshot); err != nil {
@@ -99,7 +102,18 @@ func RestoreSnapshot(snapshot, dataDir string, revisionBump uint64) (err error) 
 		return err
 	}
 	defer unlock()
-	return etcd.RestoreSnapshot(etcd.RestoreConfig{Snapshot: snapshot, DataDir: EtcdDir(dataDir), RevisionBump: revisionBump})
+	// The Secrets in the snapshot must be readable with the encryption
+	// configuration in dataDir's pki/, the one gcp start will use: it is
+	// not in the snapshot (docs/security.md says why).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	config := filepath.Join(dataDir, "pki", EncryptionConfigName)
+	readable, err := secretsReadable(ctx, secretsPrefix, config, config)
+	if err != nil {
+		return err
+	}
+	return etcd.RestoreSnapshot(etcd.RestoreConfig{Snapshot: snapshot, DataDir: EtcdDir(dataDir), RevisionBump: revisionBump,
+		VerifyPrefix: secretsPrefix, Verify: readable})
 }
 
 // snapshotEvery takes a snapshot into dir every interval until ctx is

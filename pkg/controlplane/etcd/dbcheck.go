@@ -4,12 +4,18 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/server/v3/storage/mvcc"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
 )
 
 // CorruptDatabaseError is CheckDatabase's error, and so Start's when the
@@ -131,4 +137,68 @@ func walkBucket(b *bolt.Bucket) string {
 		}
 	}
 	return ""
+}
+
+// EachLiveKey calls fn, in key order, with every key under prefix that a
+// member would serve from the database at path (a snapshot file, or a
+// member's database while no member has it open; none there has no keys)
+// and its value: the
+// latest revision of each key not deleted since. Check the file with
+// CheckDatabase first. It reads etcd's key bucket directly, every
+// revision of every key, but decodes only those under prefix.
+func EachLiveKey(path, prefix string, fn func(key, value []byte) error) error {
+	// No database yet (or an empty file, which etcd makes one in): no keys.
+	if fi, err := os.Stat(path); os.IsNotExist(err) || (err == nil && fi.Size() == 0) {
+		return nil
+	}
+	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer func() { _ = db.Close() }()
+	live := map[string][]byte{}
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("key"))
+		if b == nil {
+			return nil
+		}
+		// Keys are revisions, oldest first: the last one seen of each key
+		// is what the member serves, unless it is a tombstone.
+		return b.ForEach(func(rev, v []byte) error {
+			if !keyHasPrefix(v, prefix) {
+				return nil
+			}
+			var kv mvccpb.KeyValue
+			if err := proto.Unmarshal(v, &kv); err != nil {
+				return fmt.Errorf("revision %x: %w", rev, err)
+			}
+			if mvcc.IsTombstone(rev) {
+				delete(live, string(kv.Key))
+			} else {
+				live[string(kv.Key)] = kv.Value
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(live)) {
+		if err := fn([]byte(k), live[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keyHasPrefix says whether the mvccpb.KeyValue encoded in v has a key
+// under prefix, reading only its first field (the key, as etcd writes it)
+// instead of decoding it all; anything else is decoded to be sure.
+func keyHasPrefix(v []byte, prefix string) bool {
+	num, typ, n := protowire.ConsumeTag(v)
+	if n < 0 || num != 1 || typ != protowire.BytesType {
+		return true
+	}
+	key, m := protowire.ConsumeBytes(v[n:])
+	return m < 0 || bytes.HasPrefix(key, []byte(prefix))
 }

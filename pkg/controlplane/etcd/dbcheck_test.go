@@ -2,12 +2,15 @@ package etcd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -72,5 +75,41 @@ func TestStartRefusesACorruptDatabase(t *testing.T) {
 				t.Fatal("Start changed the corrupt database")
 			}
 		})
+	}
+}
+
+// TestEachLiveKey: what EachLiveKey reads from a database file is what the
+// member served: the latest value of each key under the prefix, none of
+// the deleted ones (whose older revisions and tombstones are still in the
+// file) and nothing outside the prefix.
+func TestEachLiveKey(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(t.TempDir(), "etcd")
+	h := startT(t, DefaultConfig(dataDir))
+	c := newClient(t, h.ClientURLs(), nil)
+	put(t, c, "/registry/secrets/ns/a", "old")
+	put(t, c, "/registry/secrets/ns/a", "new")
+	put(t, c, "/registry/secrets/ns/deleted", "x")
+	put(t, c, "/registry/secretsx", "outside")
+	put(t, c, "/registry/configmaps/ns/c", "outside")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Delete(ctx, "/registry/secrets/ns/deleted"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, c, "/registry/secrets/ns/b", "b")
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err := EachLiveKey(DatabasePath(dataDir), "/registry/secrets/", func(k, v []byte) error {
+		got = append(got, string(k)+"="+string(v))
+		return nil
+	})
+	if want := []string{"/registry/secrets/ns/a=new", "/registry/secrets/ns/b=b"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("EachLiveKey: %v, %v; want %v", got, err, want)
+	}
+	if err := EachLiveKey(filepath.Join(t.TempDir(), "none"), "/", func(k, v []byte) error { return errors.New("called") }); err != nil {
+		t.Fatalf("EachLiveKey of no database: %v", err)
 	}
 }

@@ -93,6 +93,13 @@ type RestoreConfig struct {
 	// PeerURLs are this member's peer URLs in InitialCluster; empty
 	// means the placeholder URL of a member without peers (gcp start's).
 	PeerURLs []string
+	// Verify, when set, is called before anything is written with every
+	// key under VerifyPrefix that a member restored from the snapshot
+	// would serve, and its value, in key order; its first error fails the
+	// restore. `gcp snapshot restore` checks with it that the data dir's
+	// encryption configuration reads the snapshot's Secrets.
+	VerifyPrefix string
+	Verify       func(key, value []byte) error
 	// RevisionBump, when positive, raises the restored revision by that
 	// much and marks everything before it compacted, so that watchers and
 	// informers that saw later revisions before the restore relist instead
@@ -129,6 +136,11 @@ func RestoreSnapshot(cfg RestoreConfig) error {
 	}
 	if err := checkSnapshotDatabase(cfg.Snapshot, name); err != nil {
 		return err
+	}
+	if cfg.Verify != nil {
+		if err := EachLiveKey(cfg.Snapshot, cfg.VerifyPrefix, cfg.Verify); err != nil {
+			return err
+		}
 	}
 	if len(cfg.PeerURLs) == 0 {
 		cfg.PeerURLs = []string{noPeerURL}
