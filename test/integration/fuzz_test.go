@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/nesting"
 	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
@@ -362,6 +363,22 @@ func FuzzWrite(f *testing.F) {
 	f.Add(cm, false, uint8(1), []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: y}\ndata: {a: 1}\n"))
 	f.Add(cm, false, uint8(3), []byte("\xa1\x64kind\x69ConfigMap"))
 	f.Add(widget, true, uint8(0), []byte(`{"apiVersion":"fuzz.example.com/v1","kind":"Widget","metadata":{"name":"seed"},"spec":{"size":-1,"tags":["a","a"],"owner":5}}`))
+	// Issue 28's shapes, at and past the limits on depth and width, so the
+	// fuzzer mutates from there: nested objects and lists, YAML's compact
+	// sequences, and one map with as many keys as the limit allows and one
+	// more.
+	for _, depth := range []int{nesting.Limit - 2, nesting.Limit + 1} {
+		f.Add(widget, false, uint8(0), []byte(`{"apiVersion":"fuzz.example.com/v1","kind":"Widget","metadata":{"name":"deep"},"x":`+
+			strings.Repeat(`{"x":[`, depth/2)+"1"+strings.Repeat("]}", depth/2)+`}`))
+		f.Add(widget, true, uint8(1), []byte("apiVersion: fuzz.example.com/v1\nkind: Widget\nmetadata: {name: seed}\nx:\n"+strings.Repeat("- ", depth)+"1\n"))
+	}
+	for _, width := range []int{nesting.Width, nesting.Width + 1} {
+		keys := make([]string, width)
+		for i := range keys {
+			keys[i] = fmt.Sprintf(`"k%06d":""`, i)
+		}
+		f.Add(cm, false, uint8(0), []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"wide"},"data":{`+strings.Join(keys, ",")+`}}`))
+	}
 
 	f.Fuzz(func(t *testing.T, resource uint8, update bool, contentType uint8, body []byte) {
 		r := resources[int(resource)%len(resources)]
