@@ -372,7 +372,7 @@ func FuzzWrite(f *testing.F) {
 			strings.Repeat(`{"x":[`, depth/2)+"1"+strings.Repeat("]}", depth/2)+`}`))
 		f.Add(widget, true, uint8(1), []byte("apiVersion: fuzz.example.com/v1\nkind: Widget\nmetadata: {name: seed}\nx:\n"+strings.Repeat("- ", depth)+"1\n"))
 	}
-	for _, width := range []int{nesting.Width, nesting.Width + 1} {
+	for _, width := range []int{nesting.Width - 1, nesting.Width + 1} {
 		keys := make([]string, width)
 		for i := range keys {
 			keys[i] = fmt.Sprintf(`"k%06d":""`, i)

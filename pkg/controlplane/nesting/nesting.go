@@ -31,12 +31,14 @@ import (
 // quadratic parts of the request path cheap (docs/security.md).
 const Limit = 100
 
-// Width is how many members one object (a map) of a request body may have.
-// The field manager keeps an object's field paths in a sorted slice and
-// inserts each member where it belongs, so the time it takes grows with the
-// square of the members of one map: 60,000 keys of one ConfigMap took 3.3 s
-// of CPU before the object was refused as too large for etcd, and a 3 MiB
-// body holds 250,000. At 20,000 it is about 0.4 s.
+// Width is how many members one object (a map) of a request body may have,
+// fewer when several are that large: the members of each object, squared
+// and summed over the body, may be at most Width squared. The field manager
+// keeps each object's field paths in a sorted slice and inserts each member
+// where it belongs, so its time grows with that sum: 60,000 keys of one
+// ConfigMap took 3.3 s of CPU before the object was refused as too large
+// for etcd, and a 3 MiB body holds 250,000, in one object or in twelve of
+// 20,000. At the limit it is about 0.4 s.
 const Width = 20000
 
 // Error says that a body nests deeper than the limit, or that one of its
@@ -57,8 +59,9 @@ func (e *Error) Error() string {
 		where = " (" + e.Where + ")"
 	}
 	if e.Wide {
-		return fmt.Sprintf("an object in the request body has more than %d members%s; gcp accepts at most %d "+
-			"keys in one object", Width, where, Width)
+		return fmt.Sprintf("the objects in the request body have too many members%s; gcp accepts at most %d "+
+			"keys in one object, fewer when several objects are that large (the members of each object, "+
+			"squared and summed, at most %d squared)", where, Width, Width)
 	}
 	return fmt.Sprintf("the request body nests objects and lists more than %d levels deep%s; "+
 		"gcp accepts at most %d levels of nesting", e.Limit, where, e.Limit)
@@ -97,29 +100,29 @@ func Check(mediaType string, body []byte, limit int) error {
 		if protobufDepth(body, limit) > limit {
 			return &Error{Limit: limit}
 		}
-		if protobufWidth(body) > Width {
+		if protobufLoad(body) > Width*Width {
 			return &Error{Limit: limit, Wide: true}
 		}
 	}
 	return nil
 }
 
-// checkJSON measures a JSON body's depth and its widest object.
+// checkJSON measures a JSON body's depth and the load of its objects.
 func checkJSON(body []byte, limit, width int) error {
 	if jsonDepth(body, limit) > limit {
 		return &Error{Limit: limit}
 	}
-	if jsonWidth(body) > width {
+	if jsonLoad(body) > width*width {
 		return &Error{Limit: limit, Wide: true}
 	}
 	return nil
 }
 
-// jsonWidth returns the most members any one object in data has: the
-// colons outside strings, counted per object.
-func jsonWidth(data []byte) int {
+// jsonLoad returns the members of each object of data, squared and summed:
+// the colons outside strings, counted per object.
+func jsonLoad(data []byte) int {
 	var members []int
-	widest := 0
+	load := 0
 	inString, escaped := false, false
 	for _, c := range data {
 		if inString {
@@ -144,25 +147,28 @@ func jsonWidth(data []byte) int {
 			}
 		case ':':
 			if len(members) > 0 {
+				// From n to n+1 members the square grows by 2n+1.
+				load += 2*members[len(members)-1] + 1
 				members[len(members)-1]++
-				widest = max(widest, members[len(members)-1])
 			}
 		}
 	}
-	return widest
+	return load
 }
 
-// protobufWidth returns the most fields any one message in data has, read
-// as protobufDepth reads it (repeated fields and map entries each count).
-func protobufWidth(data []byte) int {
+// protobufLoad returns the fields of each message in data, squared and
+// summed, read as protobufDepth reads it (repeated fields and map entries
+// each count).
+func protobufLoad(data []byte) int {
 	data = bytes.TrimPrefix(data, protobufMagic)
-	return messageWidth(data, Limit+1)
+	return messageLoad(data, Limit+1)
 }
 
-// messageWidth returns the most fields of data read as a message, or of any
-// message within it, down to depth levels; 0 when data does not read as one.
-func messageWidth(data []byte, depth int) int {
-	fields, widest := 0, 0
+// messageLoad returns the fields of data read as a message, squared, and
+// those of the messages within it down to depth levels, summed; 0 when data
+// does not read as a message.
+func messageLoad(data []byte, depth int) int {
+	fields, load := 0, 0
 	for len(data) > 0 {
 		key, n := uvarint(data)
 		if n <= 0 || key>>3 == 0 {
@@ -192,14 +198,14 @@ func messageWidth(data []byte, depth int) int {
 				return 0
 			}
 			if depth > 0 && length > 0 {
-				widest = max(widest, messageWidth(data[n:n+int(length)], depth-1))
+				load += messageLoad(data[n:n+int(length)], depth-1)
 			}
 			data = data[n+int(length):]
 		default:
 			return 0
 		}
 	}
-	return max(widest, fields)
+	return load + fields*fields
 }
 
 // jsonDepth returns the greatest nesting of objects and arrays in data, or
@@ -262,7 +268,7 @@ func checkJSONPatch(body []byte, limit int) error {
 	if jsonDepth(body, limit+2) > limit+2 {
 		return &Error{Limit: limit}
 	}
-	if jsonWidth(body) > Width {
+	if jsonLoad(body) > Width*Width {
 		return &Error{Limit: limit, Wide: true}
 	}
 	var ops []jsonPatchOperation
@@ -328,7 +334,7 @@ func checkYAML(body []byte, limit int) error {
 		if m.depth(&doc) > limit {
 			return &Error{Limit: limit}
 		}
-		if m.widest > Width {
+		if m.load > Width*Width {
 			return &Error{Limit: limit, Wide: true}
 		}
 	}
@@ -364,9 +370,10 @@ func yamlBound(body []byte) int {
 	return 2*(rightmost+1) + bytes.Count(body, []byte{'['}) + bytes.Count(body, []byte{'{'})
 }
 
-// yamlWidthBound returns a number no smaller than the entries of any one
-// mapping of a YAML body: each entry has a ": ", a "," (in flow style, where
-// an entry may be a key alone) or a "? " (an explicit key).
+// yamlWidthBound returns a number no smaller than the entries of all the
+// mappings of a YAML body together, and so than the square root of their
+// load: each entry has a ": ", a "," (in flow style, where an entry may be
+// a key alone) or a "? " (an explicit key).
 func yamlWidthBound(body []byte) int {
 	return bytes.Count(body, []byte{':'}) + bytes.Count(body, []byte{','}) + bytes.Count(body, []byte{'?'})
 }
@@ -377,8 +384,8 @@ type yamlMeasure struct {
 	// depths holds each node measured through an alias: its depth, or -1
 	// while it is being measured (an alias inside its own anchor).
 	depths map[*yaml.Node]int
-	// widest is the most entries of a mapping seen.
-	widest int
+	// load is the entries of each mapping measured, squared and summed.
+	load int
 }
 
 func (m *yamlMeasure) depth(n *yaml.Node) int {
@@ -406,7 +413,7 @@ func (m *yamlMeasure) depth(n *yaml.Node) int {
 		return d
 	case yaml.MappingNode, yaml.SequenceNode:
 		if n.Kind == yaml.MappingNode {
-			m.widest = max(m.widest, len(n.Content)/2)
+			m.load += (len(n.Content) / 2) * (len(n.Content) / 2)
 		}
 		deepest := 0
 		for _, c := range n.Content {
@@ -421,7 +428,8 @@ func (m *yamlMeasure) depth(n *yaml.Node) int {
 }
 
 // checkCBOR uses the CBOR decoder's own well-formedness check, which counts
-// arrays and maps as levels, as JSON's are counted. (Its smallest limit is 4.)
+// arrays and maps as levels, as JSON's are counted (its smallest limit is
+// 4), and limits each map to Width pairs (not the sum of their squares).
 func checkCBOR(body []byte, limit int) error {
 	mode, err := cbor.DecOptions{MaxNestedLevels: max(limit, 4), MaxMapPairs: Width}.DecMode()
 	if err != nil {

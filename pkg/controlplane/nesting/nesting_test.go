@@ -262,7 +262,8 @@ func TestCheckWidth(t *testing.T) {
 		return strings.Join(parts, sep)
 	}
 	wideJSON := `{"data":{` + keys(Width+1, `"k%06d":""`, ",") + `}}`
-	atWidthJSON := `{"data":{` + keys(Width, `"k%06d":""`, ",") + `}}`
+	// One member fewer than the width: the object around it adds its own.
+	atWidthJSON := `{"data":{` + keys(Width-1, `"k%06d":""`, ",") + `}}`
 	wideList := `{"items":[` + keys(3*Width, `"k%06d"`, ",") + `]}`
 	for _, tt := range []struct {
 		name, mediaType, body string
@@ -275,8 +276,10 @@ func TestCheckWidth(t *testing.T) {
 		{"merge patch", "application/merge-patch+json", wideJSON, true},
 		{"JSON patch value", "application/json-patch+json", `[{"op":"add","path":"/x","value":` + wideJSON + `}]`, true},
 		{"JSON as YAML", "application/apply-patch+yaml", wideJSON, true},
+		{"several large objects add up", "application/json", `{"a":{` + keys(3*Width/4, `"k%06d":""`, ",") + `},"b":{` + keys(3*Width/4, `"k%06d":""`, ",") + `}}`, true},
+		{"many small objects do not", "application/json", "[" + strings.Repeat(`{"a":1,"b":2,"c":3},`, 50000) + "1]", false},
 		{"block YAML past the width", "application/yaml", "data:\n" + keys(Width+1, "  k%06d: v", "\n") + "\n", true},
-		{"block YAML at the width", "application/yaml", "data:\n" + keys(Width, "  k%06d: v", "\n") + "\n", false},
+		{"block YAML at the width", "application/yaml", "data:\n" + keys(Width-1, "  k%06d: v", "\n") + "\n", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Check(tt.mediaType, []byte(tt.body), Limit)
@@ -299,9 +302,11 @@ func TestCheckWidth(t *testing.T) {
 		t.Errorf("a protobuf ConfigMap past the width: no error")
 	}
 	// In protobuf a map's entries are fields of the message beside its
-	// others (metadata here), so the limit comes one key sooner.
-	delete(cm.Data, "k000000")
-	delete(cm.Data, "k000001")
+	// others (metadata here, and its own fields), so the limit comes a few
+	// keys sooner.
+	for i := 0; i < 10; i++ {
+		delete(cm.Data, fmt.Sprintf("k%06d", i))
+	}
 	buf.Reset()
 	if err := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(cm, &buf); err != nil {
 		t.Fatal(err)
