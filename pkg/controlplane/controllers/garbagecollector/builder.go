@@ -2,6 +2,7 @@ package garbagecollector
 
 import (
 	"cmp"
+	"context"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,19 @@ func (b *graphBuilder) addVirtualDelete(id objectRef) {
 	b.events.Add(&event{typ: deleteEvent, virtual: true, id: id})
 }
 
+// caughtUp waits until the graph builder has applied every event queued
+// before the call, or ctx is done.
+func (b *graphBuilder) caughtUp(ctx context.Context) error {
+	done := make(chan struct{})
+	b.events.Add(&event{typ: barrierEvent, done: done})
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // run processes events until the event queue shuts down.
 func (b *graphBuilder) run() {
 	for {
@@ -42,6 +56,10 @@ func (b *graphBuilder) run() {
 }
 
 func (b *graphBuilder) process(e *event) {
+	if e.typ == barrierEvent {
+		close(e.done)
+		return
+	}
 	b.graph.mu.Lock()
 	defer b.graph.mu.Unlock()
 	n := b.graph.nodes[e.id.UID]

@@ -3,6 +3,7 @@ package garbagecollector
 import (
 	"context"
 	"errors"
+	"sync"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/util/workqueue"
@@ -20,6 +21,10 @@ type collector struct {
 	builder *graphBuilder
 	objects *objects
 	absent  *absentOwners
+	// paused is held for writing while new monitors fill the graph with
+	// their resources' objects; each worker holds it for reading while it
+	// syncs a node, so that none acts on a graph that lacks them.
+	paused sync.RWMutex
 }
 
 // runDeleteWorker processes attemptToDelete until it shuts down.
@@ -43,7 +48,9 @@ func (c *collector) processNext(ctx context.Context, q workqueue.TypedRateLimiti
 	}
 	defer q.Done(n)
 
+	c.paused.RLock()
 	err := sync(ctx, n)
+	c.paused.RUnlock()
 	logger := klog.FromContext(ctx)
 	var mapping *mappingError
 	switch {

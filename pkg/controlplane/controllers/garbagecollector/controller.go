@@ -151,8 +151,11 @@ func newController(c config) *controller {
 		absent:          absent,
 	}
 	return &controller{
-		builder:   b,
-		collector: &collector{graph: g, builder: b, objects: &objects{client: c.metadata, mapper: c.mapper}, absent: absent},
+		builder: b,
+		collector: &collector{
+			graph: g, builder: b, objects: &objects{client: c.metadata, mapper: c.mapper},
+			absent: absent,
+		},
 		monitors: &monitors{
 			informers: c.informers,
 			discover:  c.discover,
@@ -182,9 +185,10 @@ func newQueue(name string) workqueue.TypedRateLimitingInterface[*node] {
 // Name implements controller.Interface.
 func (c *controller) Name() string { return controllers.GarbageCollector }
 
-// Run starts the monitors and the graph builder, waits (at most one
-// discovery period) for the monitors' first listing, then runs the
-// workers until ctx is done; it stops everything before returning.
+// Run starts the monitors, the graph builder and the workers, and runs
+// them until ctx is done; it stops everything before returning. Workers
+// wait while monitors list their resources (see resync), so none acts
+// before the graph holds what the first listing shows.
 func (c *controller) Run(ctx context.Context) {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	logger := klog.FromContext(ctx)
@@ -201,16 +205,6 @@ func (c *controller) Run(ctx context.Context) {
 	}()
 	wg.Go(c.builder.run)
 	wg.Go(func() { wait.UntilWithContext(ctx, c.resync, c.discoveryPeriod) })
-
-	syncCtx, cancel := context.WithTimeout(ctx, c.discoveryPeriod)
-	synced := cache.WaitForNamedCacheSyncWithContext(syncCtx, c.monitors.synced)
-	cancel()
-	if ctx.Err() != nil {
-		return
-	}
-	if !synced {
-		logger.Info("Not all resources could be listed yet, collecting garbage anyway")
-	}
 	for range c.workers {
 		wg.Go(func() { wait.UntilWithContext(ctx, c.collector.runDeleteWorker, time.Second) })
 		wg.Go(func() { wait.UntilWithContext(ctx, c.collector.runOrphanWorker, time.Second) })
@@ -220,12 +214,46 @@ func (c *controller) Run(ctx context.Context) {
 
 // resync makes the monitors follow discovery and, when the set of
 // resources changed, resets the REST mapper so that it knows new kinds.
+//
+// When it starts monitors (at start, and for each new custom resource
+// definition), it pauses the workers until the new monitors have shown
+// their first listing and the graph builder has applied it, or one
+// discovery period has passed, as upstream's collector does. Otherwise a
+// worker could act on a listing half applied: an owner listed with the
+// orphan finalizer, queued, and orphaned (its finalizer removed) before
+// the graph builder reached its dependents further down the same listing,
+// which would then be deleted as garbage once the owner is gone. The same
+// holds for the foregroundDeletion finalizer and blocking dependents. The
+// pause cannot cover a dependent whose resource is not watched yet (its
+// definition is newer than the last discovery) or whose event comes late.
 func (c *controller) resync(ctx context.Context) {
-	changed, err := c.monitors.sync(ctx)
+	paused := false
+	changed, err := c.monitors.sync(ctx, func() {
+		c.collector.paused.Lock()
+		paused = true
+	})
 	if changed {
 		c.mapper.Reset()
 	}
 	if err != nil {
 		klog.FromContext(ctx).Info("Garbage collector discovery failed, keeping the resources it knows", "err", err)
 	}
+	if paused {
+		c.catchUp(ctx)
+		c.collector.paused.Unlock()
+	}
+}
+
+// catchUp waits, at most one discovery period, for every monitor to show
+// its first listing and for the graph builder to apply it.
+func (c *controller) catchUp(ctx context.Context) {
+	syncCtx, cancel := context.WithTimeout(ctx, c.discoveryPeriod)
+	defer cancel()
+	if !cache.WaitForNamedCacheSyncWithContext(syncCtx, c.monitors.synced) {
+		if ctx.Err() == nil {
+			klog.FromContext(ctx).Info("Not all resources could be listed yet, collecting garbage anyway")
+		}
+		return
+	}
+	_ = c.builder.caughtUp(syncCtx)
 }

@@ -16,6 +16,9 @@ const (
 	addEvent eventType = iota
 	updateEvent
 	deleteEvent
+	// barrierEvent changes nothing: the graph builder closes its done
+	// channel, telling that every event queued before it is applied.
+	barrierEvent
 )
 
 // event is a change of one object seen by a monitor or, when virtual, a
@@ -28,6 +31,8 @@ type event struct {
 	obj metav1.Object
 	// old is the previous state for updates, nil otherwise.
 	old metav1.Object
+	// done is closed when a barrierEvent is reached.
+	done chan struct{}
 }
 
 // eventHandler turns a monitor's notifications about objects of kind gvk

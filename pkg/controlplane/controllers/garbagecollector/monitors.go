@@ -42,8 +42,9 @@ type monitor = controllers.Handler
 
 // sync reads discovery and adds and removes monitors to match. It reports
 // whether the set changed. When discovery fails for some groups, the
-// monitors of those groups are kept.
-func (m *monitors) sync(ctx context.Context) (changed bool, err error) {
+// monitors of those groups are kept. beforeStart, if not nil, is called
+// once, before the first new monitor starts.
+func (m *monitors) sync(ctx context.Context, beforeStart func()) (changed bool, err error) {
 	want, keep, err := controllers.Discovered(m.discover, deletableResources)
 	if want == nil {
 		return false, err
@@ -64,6 +65,10 @@ func (m *monitors) sync(ctx context.Context) (changed bool, err error) {
 	for gvr, kind := range want {
 		if _, ok := m.running[gvr]; ok {
 			continue
+		}
+		if beforeStart != nil {
+			beforeStart()
+			beforeStart = nil
 		}
 		mon, err := m.start(gvr, gvr.GroupVersion().WithKind(kind))
 		if err != nil {

@@ -100,7 +100,7 @@ func TestMonitorsFollowDiscovery(t *testing.T) {
 	}
 	for _, s := range steps {
 		d.set(s.err, s.lists...)
-		changed, err := c.monitors.sync(ctx)
+		changed, err := c.monitors.sync(ctx, nil)
 		if (err != nil) != (s.err != nil) {
 			t.Errorf("%s: err %v", s.name, err)
 		}
