@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -394,4 +396,137 @@ func BenchmarkGarbageCollector1000Dependents(b *testing.B) {
 			return len(l.Items) == 0, fmt.Errorf("%d left", len(l.Items))
 		})
 	}
+}
+
+// TestGarbageCollectorOrphanBeforeResourceIsWatched (issue 28, defect 2):
+// an owner deleted with the orphan policy before the collector watches
+// its dependent's resource (a CRD created a moment before; the collector
+// reads discovery every 30 s) must leave the dependent, without the
+// reference, however the collector's learning of the resource and its
+// handling of the orphan finalizer interleave. Twenty rounds run at once,
+// each with a fresh CRD, loading the machine. In half, the owner is a
+// custom resource of the same new CRD, listed first with others between
+// it and its dependent, so that the collector queues the orphan finalizer
+// before the dependent reaches its graph; in the other half, the owner is
+// a configmap, which the collector watches already, so it handles the
+// finalizer before it can know the dependent.
+func TestGarbageCollectorOrphanBeforeResourceIsWatched(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{Controllers: []string{"*"}})
+	const rounds = 20
+	var wg sync.WaitGroup
+	errs := make([]error, rounds)
+	for i := range rounds {
+		wg.Go(func() { errs[i] = gcOrphanRound(s, i) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("round %d: %v", i, err)
+		}
+	}
+}
+
+// gcOrphanRound is a round of TestGarbageCollectorOrphanBeforeResourceIsWatched,
+// run in its own goroutine: it creates CRD orphans<i>, an owner and a
+// dependent, deletes the owner with the orphan policy and waits for the
+// dependent to lose its reference, failing as soon as it is gone.
+func gcOrphanRound(s *testserver.Server, i int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	const ns = "default"
+	dyn := dynamic.NewForConfigOrDie(s.AdminConfig)
+	plural, kind := fmt.Sprintf("orphans%d", i), fmt.Sprintf("Orphan%d", i)
+	gvr := schema.GroupVersionResource{Group: "gc.example.com", Version: "v1", Resource: plural}
+	preserve := true
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + gvr.Group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: gvr.Group,
+			Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: &preserve,
+				}},
+			}},
+		},
+	}
+	if _, err := apiextensionsclient.NewForConfigOrDie(s.AdminConfig).ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	create := func(name string, owners ...metav1.OwnerReference) (*unstructured.Unstructured, error) {
+		obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": gvr.GroupVersion().String(), "kind": kind}}
+		obj.SetName(name)
+		obj.SetOwnerReferences(owners)
+		var created *unstructured.Unstructured
+		// Until the new resource is served.
+		err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			var err error
+			created, err = dyn.Resource(gvr).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{})
+			return err == nil, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("creating %s %s: %w", plural, name, err)
+		}
+		return created, nil
+	}
+	orphan := metav1.DeletePropagationOrphan
+	deleteOrphan := metav1.DeleteOptions{PropagationPolicy: &orphan}
+	var ownerRef metav1.OwnerReference
+	if i%2 == 0 {
+		owner, err := create("a-owner")
+		if err != nil {
+			return err
+		}
+		for j := range 20 {
+			if _, err := create(fmt.Sprintf("a-other-%d", j)); err != nil {
+				return err
+			}
+		}
+		ownerRef = gcOwner(owner, gvr.GroupVersion().String(), kind, true)
+		if _, err := create("b-dependent", ownerRef); err != nil {
+			return err
+		}
+		if err := dyn.Resource(gvr).Namespace(ns).Delete(ctx, "a-owner", deleteOrphan); err != nil {
+			return err
+		}
+	} else {
+		name := fmt.Sprintf("orphan-owner-%d", i)
+		owner, err := s.Client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		ownerRef = gcOwner(owner, "v1", "ConfigMap", true)
+		if _, err := create("b-dependent", ownerRef); err != nil {
+			return err
+		}
+		if err := s.Client.CoreV1().ConfigMaps(ns).Delete(ctx, name, deleteOrphan); err != nil {
+			return err
+		}
+	}
+
+	// The dependent loses the reference once the collector watches its
+	// resource (within 30 s); it must exist at every look until then.
+	// Without owner references, the collector leaves it alone.
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		dep, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, "b-dependent", metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return false, errors.New("the dependent of an owner deleted with the orphan policy was deleted")
+		case err != nil:
+			last = err
+			return false, nil
+		case len(dep.GetOwnerReferences()) != 0:
+			last = fmt.Errorf("the dependent still has owner references %v", dep.GetOwnerReferences())
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil && last != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w (last: %v)", err, last)
+	}
+	return err
 }

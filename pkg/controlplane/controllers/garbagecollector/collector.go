@@ -21,6 +21,9 @@ type collector struct {
 	builder *graphBuilder
 	objects *objects
 	absent  *absentOwners
+	// orphaned are the owners whose orphan finalizer the collector
+	// removed (see orphanedOwners).
+	orphaned *orphanedOwners
 	// paused is held for writing while new monitors fill the graph with
 	// their resources' objects; each worker holds it for reading while it
 	// syncs a node, so that none acts on a graph that lacks them.

@@ -46,6 +46,8 @@ const (
 	defaultDiscoveryPeriod = 30 * time.Second
 	// absentOwnersSize bounds the cache of owners known to be gone.
 	absentOwnersSize = 5000
+	// orphanedOwnersSize bounds the memory of owners orphaned.
+	orphanedOwnersSize = 5000
 )
 
 // Options adjust the garbage collector; zero fields take the defaults.
@@ -154,7 +156,7 @@ func newController(c config) *controller {
 		builder: b,
 		collector: &collector{
 			graph: g, builder: b, objects: &objects{client: c.metadata, mapper: c.mapper},
-			absent: absent,
+			absent: absent, orphaned: newOrphanedOwners(orphanedOwnersSize),
 		},
 		monitors: &monitors{
 			informers: c.informers,
@@ -225,7 +227,8 @@ func (c *controller) Run(ctx context.Context) {
 // which would then be deleted as garbage once the owner is gone. The same
 // holds for the foregroundDeletion finalizer and blocking dependents. The
 // pause cannot cover a dependent whose resource is not watched yet (its
-// definition is newer than the last discovery) or whose event comes late.
+// definition is newer than the last discovery) or whose event comes late;
+// for orphaning, orphanedOwners does.
 func (c *controller) resync(ctx context.Context) {
 	paused := false
 	changed, err := c.monitors.sync(ctx, func() {

@@ -53,9 +53,22 @@ func (c *collector) collect(ctx context.Context, n *node, st nodeState, id objec
 	if len(latest.OwnerReferences) == 0 {
 		return nil
 	}
-	solid, dangling, waiting, err := c.classify(ctx, id, latest.OwnerReferences)
+	solid, dangling, waiting, orphaned, err := c.classify(ctx, id, latest.OwnerReferences)
 	if err != nil {
 		return err
+	}
+	if len(orphaned) > 0 {
+		// Owners deleted with the orphan policy while the graph did not
+		// hold this object yet (see orphanedOwners).
+		logger.V(2).Info("Removing references to owners deleted with the orphan policy", "object", id, "owners", orphaned)
+		if err := c.objects.updateMeta(ctx, id, removeOwners(uids(orphaned)...)); err != nil {
+			return err
+		}
+		if len(orphaned) < len(latest.OwnerReferences) {
+			// The other owners decide, on the object as it is now.
+			c.builder.attemptToDelete.Add(n)
+		}
+		return nil
 	}
 	switch {
 	case len(solid) > 0:
@@ -122,14 +135,17 @@ func (c *collector) finishForeground(ctx context.Context, n *node, id objectRef)
 }
 
 // classify sorts the owner references of the object at dep: solid (the
-// owner exists), dangling (it does not) and waiting (it exists, being
-// deleted in the foreground).
-func (c *collector) classify(ctx context.Context, dep objectRef, refs []metav1.OwnerReference) (solid, dangling, waiting []metav1.OwnerReference, err error) {
+// owner exists), dangling (it does not), waiting (it exists, being deleted
+// in the foreground) and orphaned (it does not, and the collector removed
+// its orphan finalizer).
+func (c *collector) classify(ctx context.Context, dep objectRef, refs []metav1.OwnerReference) (solid, dangling, waiting, orphaned []metav1.OwnerReference, err error) {
 	for _, ref := range refs {
 		owner, err := c.owner(ctx, dep, ref)
 		switch {
 		case err != nil:
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
+		case owner == nil && c.orphaned.has(ref.UID):
+			orphaned = append(orphaned, ref)
 		case owner == nil:
 			dangling = append(dangling, ref)
 		case deleting(owner) && hasFinalizer(owner, metav1.FinalizerDeleteDependents):
@@ -138,7 +154,7 @@ func (c *collector) classify(ctx context.Context, dep objectRef, refs []metav1.O
 			solid = append(solid, ref)
 		}
 	}
-	return solid, dangling, waiting, nil
+	return solid, dangling, waiting, orphaned, nil
 }
 
 // owner returns the owner that ref names for the object at dep, or nil if

@@ -13,6 +13,98 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 )
 
+// runQueued works attemptToDelete and the events it makes until both are
+// empty, as the workers and the graph builder would.
+func (c *controller) runQueued(t *testing.T) {
+	t.Helper()
+	for range 100 {
+		c.processEvents()
+		if c.builder.attemptToDelete.Len() == 0 {
+			return
+		}
+		n, _ := c.builder.attemptToDelete.Get()
+		_ = c.collector.attemptToDelete(context.Background(), n)
+		c.builder.attemptToDelete.Done(n)
+	}
+	t.Fatal("attemptToDelete does not settle")
+}
+
+// TestOrphanedOwnerDependentSeenLate: the orderings in which the graph
+// gets a dependent of an owner deleted with the orphan policy only after
+// the orphaner removed the owner's finalizer (its resource not watched
+// yet, its event late): the dependent loses the reference and stays,
+// whether its event comes before or after the owner's deletion event.
+// Losing the reference to a remembered owner leaves the other references
+// to decide.
+func TestOrphanedOwnerDependentSeenLate(t *testing.T) {
+	owner := deleted(configMap("owner", "u-owner"), metav1.FinalizerOrphanDependents)
+	gone := configMap("gone", "u-gone")
+	live := configMap("live", "u-live")
+	for _, tc := range []struct {
+		name string
+		// dependentFirst: the dependent's add event comes before the
+		// owner's deletion event.
+		dependentFirst bool
+		others         []metav1.OwnerReference
+		wantOwners     []string
+		wantDeleted    bool
+	}{
+		{name: "owner deletion seen first"},
+		{name: "dependent seen first", dependentFirst: true},
+		{name: "another owner lives", others: []metav1.OwnerReference{refTo(live, false)}, wantOwners: []string{"live"}},
+		{name: "another owner is gone too", others: []metav1.OwnerReference{refTo(gone, false)}, wantDeleted: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dep := configMap("dependent", "u-dep", append([]metav1.OwnerReference{refTo(owner, true)}, tc.others...)...)
+			c, client := testController(t, owner, live, dep)
+			ctx := context.Background()
+			observeAll(c, live)
+			c.notify(addEvent, owner, nil)
+			if got := drain(c.builder.attemptToOrphan); !slices.Equal(got, []string{"owner"}) {
+				t.Fatalf("attemptToOrphan %v", got)
+			}
+			// The graph does not hold the dependent yet.
+			if err := c.collector.attemptToOrphan(ctx, nodeOf(t, c, "u-owner")); err != nil {
+				t.Fatal(err)
+			}
+			if got := stored(t, client, "owner").Finalizers; len(got) != 0 {
+				t.Fatalf("owner finalizers %v", got)
+			}
+			// The API server deletes the owner.
+			if err := client.Resource(configMaps).Namespace("ns").Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.dependentFirst {
+				c.notify(addEvent, dep, nil)
+				c.runQueued(t)
+				c.notify(deleteEvent, owner, nil)
+			} else {
+				c.notify(deleteEvent, owner, nil)
+				c.notify(addEvent, dep, nil)
+			}
+			c.runQueued(t)
+
+			got, err := client.Resource(configMaps).Namespace("ns").Get(ctx, "dependent", metav1.GetOptions{})
+			if tc.wantDeleted {
+				if err == nil {
+					t.Fatalf("dependent kept, owners %v; actions %v", got.OwnerReferences, actions(client))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("dependent: %v; actions %v", err, actions(client))
+			}
+			var owners []string
+			for _, ref := range got.OwnerReferences {
+				owners = append(owners, ref.Name)
+			}
+			if !slices.Equal(owners, tc.wantOwners) {
+				t.Errorf("dependent owners %v, want %v", owners, tc.wantOwners)
+			}
+		})
+	}
+}
+
 // TestResyncPausesWorkersUntilGraphHoldsNewResource: an owner with the
 // orphan finalizer listed before its dependent (with other objects
 // between them) in the first listing of a newly watched resource. The
