@@ -156,56 +156,58 @@ func jsonLoad(data []byte) int {
 	return load
 }
 
-// protobufLoad returns the fields of each message in data, squared and
-// summed, read as protobufDepth reads it (repeated fields and map entries
-// each count).
+// protobufLoad returns, for each message in data, the fields that are
+// themselves messages (map entries, items of a repeated message), squared
+// and summed. Only those count: protobuf does not say which fields are
+// messages, and a string such as "xxxx" reads as a message of varints.
 func protobufLoad(data []byte) int {
-	data = bytes.TrimPrefix(data, protobufMagic)
-	return messageLoad(data, Limit+1)
+	load, _ := messageLoad(bytes.TrimPrefix(data, protobufMagic), Limit+1)
+	return load
 }
 
-// messageLoad returns the fields of data read as a message, squared, and
-// those of the messages within it down to depth levels, summed; 0 when data
-// does not read as a message.
-func messageLoad(data []byte, depth int) int {
-	fields, load := 0, 0
+// messageLoad returns the load of data read as a message, down to depth
+// levels, and whether it reads as one.
+func messageLoad(data []byte, depth int) (int, bool) {
+	messages, load := 0, 0
 	for len(data) > 0 {
 		key, n := uvarint(data)
 		if n <= 0 || key>>3 == 0 {
-			return 0
+			return 0, false
 		}
 		data = data[n:]
-		fields++
 		switch key & 7 {
 		case 0:
 			if _, n = uvarint(data); n <= 0 {
-				return 0
+				return 0, false
 			}
 			data = data[n:]
 		case 1:
 			if len(data) < 8 {
-				return 0
+				return 0, false
 			}
 			data = data[8:]
 		case 5:
 			if len(data) < 4 {
-				return 0
+				return 0, false
 			}
 			data = data[4:]
 		case 2:
 			length, n := uvarint(data)
 			if n <= 0 || length > uint64(len(data)-n) {
-				return 0
+				return 0, false
 			}
 			if depth > 0 && length > 0 {
-				load += messageLoad(data[n:n+int(length)], depth-1)
+				if sub, ok := messageLoad(data[n:n+int(length)], depth-1); ok {
+					messages++
+					load += sub
+				}
 			}
 			data = data[n+int(length):]
 		default:
-			return 0
+			return 0, false
 		}
 	}
-	return load + fields*fields
+	return load + messages*messages, true
 }
 
 // jsonDepth returns the greatest nesting of objects and arrays in data, or

@@ -314,4 +314,13 @@ func TestCheckWidth(t *testing.T) {
 	if err := Check("application/vnd.kubernetes.protobuf", buf.Bytes(), Limit); err != nil {
 		t.Errorf("a protobuf ConfigMap at the width: %v", err)
 	}
+	// A long string reads as a message of varints; it is one value.
+	big := &corev1.ConfigMap{Data: map[string]string{"d": strings.Repeat("x", 900<<10)}}
+	buf.Reset()
+	if err := scheme.Codecs.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion).Encode(big, &buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check("application/vnd.kubernetes.protobuf", buf.Bytes(), Limit); err != nil {
+		t.Errorf("a protobuf ConfigMap of one long value: %v", err)
+	}
 }
