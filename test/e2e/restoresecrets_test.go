@@ -27,11 +27,12 @@ func TestRestoreWithoutTheSecretsKeyRefuses(t *testing.T) {
 	if err := a.stop(); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := os.ReadDir(filepath.Join(oldDir, "snapshots"))
-	if err != nil || len(entries) != 1 {
-		t.Fatalf("snapshots: %v, %v", entries, err)
+	// The directory also holds the lock that saves share.
+	snaps, err := filepath.Glob(filepath.Join(oldDir, "snapshots", "gcp-snapshot-*.db"))
+	if err != nil || len(snaps) != 1 {
+		t.Fatalf("snapshots: %v, %v", snaps, err)
 	}
-	snap := filepath.Join(oldDir, "snapshots", entries[0].Name())
+	snap := snaps[0]
 	oldKey := filepath.Join(oldDir, "pki", "encryption-config.yaml")
 	oneLine := func(t *testing.T, what, out string, code int, wants ...string) {
 		t.Helper()

@@ -96,11 +96,23 @@ func (s etcdUnavailableStorage) GuaranteedUpdate(ctx context.Context, key string
 	})
 }
 
+// Get bounds a consistent read (no resourceVersion), which asks etcd. A
+// read at a resourceVersion is the watch cache's: it waits up to 3 s for the
+// cache to reach a version ahead of it and then answers 504
+// ResourceVersionTooLarge, client-go's signal to retry, which the timeout
+// must not cut short into "etcd unavailable".
 func (s etcdUnavailableStorage) Get(ctx context.Context, key string, opts storage.GetOptions, objPtr runtime.Object) error {
+	if opts.ResourceVersion != "" {
+		return s.Interface.Get(ctx, key, opts, objPtr)
+	}
 	return s.read(ctx, func(ctx context.Context) error { return s.Interface.Get(ctx, key, opts, objPtr) })
 }
 
+// GetList bounds a consistent list, as Get a consistent get.
 func (s etcdUnavailableStorage) GetList(ctx context.Context, key string, opts storage.ListOptions, listObj runtime.Object) error {
+	if opts.ResourceVersion != "" {
+		return s.Interface.GetList(ctx, key, opts, listObj)
+	}
 	return s.read(ctx, func(ctx context.Context) error { return s.Interface.GetList(ctx, key, opts, listObj) })
 }
 
