@@ -68,6 +68,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.Int64Var(&o.QuotaBackendBytes, "quota-backend-bytes", o.QuotaBackendBytes,
 		"Maximum size of the member's database in bytes (etcd's default, 2 GiB, when 0). Past it the cluster raises the NOSPACE alarm "+
 			"and refuses writes until space is freed and the alarm disarmed: see docs/operations.md.")
+	BytesVar(fs, &o.MinFreeDisk, "min-free-disk", MinFreeDiskUsage)
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "etcd's own log level: debug, info, warn or error.")
 
 	tls := fss.FlagSet("TLS")

@@ -31,13 +31,16 @@ func TestBadFlagsAreOneLineErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		"empty data dir":   {[]string{"--data-dir=", sock}, []string{"--data-dir must not be empty"}},
-		"bad URL":          {[]string{"--data-dir=" + dir, "--listen-client-urls=ftp://127.0.0.1:2379"}, []string{`unsupported scheme "ftp"`}},
-		"malformed URL":    {[]string{"--data-dir=" + dir, "--listen-client-urls=https://[::1"}, []string{"malformed URL"}},
-		"plain http":       {[]string{"--data-dir=" + dir, "--listen-client-urls=http://127.0.0.1:2379"}, []string{"plain http://"}},
-		"defaults need CA": {[]string{"--data-dir=" + dir}, []string{"needs --trusted-ca-file", "--cert-file and --key-file"}},
-		"plain http peer":  {[]string{"--data-dir=" + dir, sock, "--listen-peer-urls=http://127.0.0.1:2380"}, []string{"--listen-peer-urls", "plain http://"}},
-		"two problems":     {[]string{"--data-dir=", "--listen-client-urls=ftp://x:1"}, []string{"--data-dir must not be empty", "; ", "ftp"}},
+		"empty data dir":      {[]string{"--data-dir=", sock}, []string{"--data-dir must not be empty"}},
+		"bad URL":             {[]string{"--data-dir=" + dir, "--listen-client-urls=ftp://127.0.0.1:2379"}, []string{`unsupported scheme "ftp"`}},
+		"malformed URL":       {[]string{"--data-dir=" + dir, "--listen-client-urls=https://[::1"}, []string{"malformed URL"}},
+		"plain http":          {[]string{"--data-dir=" + dir, "--listen-client-urls=http://127.0.0.1:2379"}, []string{"plain http://"}},
+		"defaults need CA":    {[]string{"--data-dir=" + dir}, []string{"needs --trusted-ca-file", "--cert-file and --key-file"}},
+		"plain http peer":     {[]string{"--data-dir=" + dir, sock, "--listen-peer-urls=http://127.0.0.1:2380"}, []string{"--listen-peer-urls", "plain http://"}},
+		"two problems":        {[]string{"--data-dir=", "--listen-client-urls=ftp://x:1"}, []string{"--data-dir must not be empty", "; ", "ftp"}},
+		"min free disk words": {[]string{"--data-dir=" + dir, sock, "--min-free-disk=lots"}, []string{`"--min-free-disk"`, "512Mi"}},
+		"negative free disk":  {[]string{"--data-dir=" + dir, sock, "--min-free-disk=-1Mi"}, []string{`"--min-free-disk"`, "non-negative"}},
+		"fractional bytes":    {[]string{"--data-dir=" + dir, sock, "--min-free-disk=0.5"}, []string{`"--min-free-disk"`, "whole"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -118,5 +121,21 @@ func TestHelpHasSections(t *testing.T) {
 		if i := strings.Index(help, "      "+f+" "); i < tlsAt {
 			t.Errorf("%s is not in the TLS section", f)
 		}
+	}
+}
+
+// --min-free-disk takes bytes and quantities, and shows its value as one.
+func TestBytesFlag(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int64{"0": 0, "1048576": 1 << 20, "512Mi": 512 << 20, "1.5Gi": 3 << 29, "2G": 2e9} {
+		var n int64
+		v := (*bytesValue)(&n)
+		if err := v.Set(in); err != nil || n != want {
+			t.Errorf("--min-free-disk=%s: %d, %v; want %d", in, n, err, want)
+		}
+	}
+	n := gcpetcd.DefaultMinFreeDisk
+	if got := (*bytesValue)(&n).String(); got != "512Mi" {
+		t.Errorf("default shown as %q, want 512Mi", got)
 	}
 }

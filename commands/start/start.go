@@ -11,6 +11,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/term"
 
+	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
@@ -54,6 +55,7 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 	fs.Int64Var(&o.QuotaBackendBytes, "quota-backend-bytes", o.QuotaBackendBytes,
 		"Maximum size of etcd's database in bytes (etcd's default, 2 GiB, when 0). Past it etcd raises the NOSPACE alarm and the "+
 			"control plane refuses writes until space is freed: see docs/operations.md.")
+	etcdcmd.BytesVar(fs, &o.MinFreeDisk, "min-free-disk", etcdcmd.MinFreeDiskUsage)
 	snap := fss.FlagSet("snapshots")
 	snap.DurationVar(&o.SnapshotInterval, "snapshot-interval", o.SnapshotInterval,
 		"Take a snapshot of etcd this often (e.g. 12h, as k3s does); 0 takes none. `gcp snapshot` lists, saves and restores them.")

@@ -58,6 +58,8 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		{"start", "--snapshot-interval", "-1s"},
 		{"start", "--snapshot-interval", "1h", "--snapshot-retention", "0"},
 		{"start", "--quota-backend-bytes", "-1"},
+		{"start", "--min-free-disk", "-1"},
+		{"etcd", "--min-free-disk", "much"},
 		{"manifests", "systemd", "--role", "nope"},
 		{"snapshot", "restore", "/no/such/snapshot.db", "--data-dir", filepath.Join(t.TempDir(), "new")},
 		{"etcd", "snapshot", "status", "/no/such/snapshot.db"},

@@ -16,12 +16,16 @@ import (
 // from `gcp pki init`, three `gcp etcd` members with client and peer mTLS,
 // and `gcp apiserver` processes against all three.
 type haCluster struct {
-	t          testing.TB
-	base, pki  string
-	members    []etcdMember
-	initial    string
-	etcdURLs   string
-	apiservers []*process
+	t         testing.TB
+	base, pki string
+	// dataRoot, when set, holds the members' data dirs instead of base;
+	// memberFlags are added to every member's flags.
+	dataRoot    string
+	memberFlags []string
+	members     []etcdMember
+	initial     string
+	etcdURLs    string
+	apiservers  []*process
 }
 
 // etcdMember is one `gcp etcd` process of an haCluster and its ports.
@@ -42,7 +46,13 @@ func newHACluster(t testing.TB) *haCluster {
 // newEtcdCluster makes the PKI for n members and starts them.
 func newEtcdCluster(t testing.TB, n int) *haCluster {
 	t.Helper()
-	c := &haCluster{t: t, base: t.TempDir()}
+	return startEtcdCluster(&haCluster{t: t, base: t.TempDir()}, n)
+}
+
+// startEtcdCluster makes the PKI for n members in c.base and starts them.
+func startEtcdCluster(c *haCluster, n int) *haCluster {
+	t := c.t
+	t.Helper()
 	c.pki = filepath.Join(c.base, "pki")
 	var initial, clients []string
 	for i := range n {
@@ -78,15 +88,19 @@ func (c *haCluster) startMember(i int) {
 // --initial-cluster-state.
 func (c *haCluster) runMember(m *etcdMember, initial, state string) {
 	dir := "etcd/" + m.name + "/"
-	m.proc = startProcess(c.t, "etcd", "--name", m.name, "--data-dir", filepath.Join(c.base, m.name),
+	root := c.base
+	if c.dataRoot != "" {
+		root = c.dataRoot
+	}
+	m.proc = startProcess(c.t, append([]string{"etcd", "--name", m.name, "--data-dir", filepath.Join(root, m.name),
 		"--listen-client-urls", fmt.Sprintf("https://127.0.0.1:%d", m.client),
 		"--listen-peer-urls", fmt.Sprintf("https://127.0.0.1:%d", m.peer),
 		"--initial-cluster", initial, "--initial-cluster-state", state,
 		"--listen-metrics-urls", m.metricsURL(),
-		"--cert-file", c.p(dir+"server.crt"), "--key-file", c.p(dir+"server.key"),
+		"--cert-file", c.p(dir + "server.crt"), "--key-file", c.p(dir + "server.key"),
 		"--trusted-ca-file", c.p("etcd/ca.crt"), "--client-cert-auth",
-		"--peer-cert-file", c.p(dir+"peer.crt"), "--peer-key-file", c.p(dir+"peer.key"),
-		"--peer-trusted-ca-file", c.p("etcd/ca.crt"), "--peer-client-cert-auth")
+		"--peer-cert-file", c.p(dir + "peer.crt"), "--peer-key-file", c.p(dir + "peer.key"),
+		"--peer-trusted-ca-file", c.p("etcd/ca.crt"), "--peer-client-cert-auth"}, c.memberFlags...)...)
 }
 
 // waitMember waits until member i's /readyz on its metrics URL says ok.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -82,6 +84,12 @@ type Options struct {
 	// QuotaBackendBytes caps the embedded etcd's database, as gcp etcd's
 	// --quota-backend-bytes; 0 means etcd's default of 2 GiB.
 	QuotaBackendBytes int64
+	// MinFreeDisk is the free space, in bytes, the data dir's file system
+	// keeps: below it the embedded etcd raises its NOSPACE alarm, so
+	// writes get 507 while reads and deletes go on, until a quarter more
+	// is free again (etcd.Config.MinFreeDisk). 0 watches nothing;
+	// NewOptions sets etcd.DefaultMinFreeDisk.
+	MinFreeDisk int64
 	// SnapshotInterval, when positive, takes a snapshot of etcd every
 	// interval into SnapshotDir (empty: DefaultSnapshotDir) and keeps the
 	// newest SnapshotRetention.
@@ -103,7 +111,7 @@ type Options struct {
 // default run.
 func NewOptions() *Options {
 	return &Options{DataDir: ".gcp", BindAddress: "127.0.0.1", SecurePort: options.DefaultSecurePort, Controllers: []string{"*"},
-		SecretsEncryption: true}
+		SecretsEncryption: true, MinFreeDisk: etcd.DefaultMinFreeDisk}
 }
 
 // Validate checks the options.
@@ -120,6 +128,9 @@ func (o *Options) Validate() error {
 	}
 	if o.QuotaBackendBytes < 0 {
 		errs = append(errs, fmt.Errorf("--quota-backend-bytes %d is negative", o.QuotaBackendBytes))
+	}
+	if o.MinFreeDisk < 0 {
+		errs = append(errs, fmt.Errorf("--min-free-disk %d is negative", o.MinFreeDisk))
 	}
 	if o.SnapshotInterval < 0 {
 		errs = append(errs, fmt.Errorf("--snapshot-interval %s is negative", o.SnapshotInterval))
@@ -317,15 +328,27 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	}
 	var checks etcdChecks
 	if withEtcdChecks {
-		configs := []*genericapiserver.Config{cfg.Generic}
-		if cfg.APIExtensions != nil {
-			configs = append(configs, &cfg.APIExtensions.GenericConfig.Config)
-		}
-		if cfg.Aggregator != nil {
-			configs = append(configs, &cfg.Aggregator.GenericConfig.Config)
+		var configs []*genericapiserver.Config
+		for _, c := range []*genericapiserver.Config{cfg.Generic, apiExtensionsConfig(cfg), aggregatorConfig(cfg)} {
+			if c != nil {
+				configs = append(configs, c)
+			}
 		}
 		if checks, err = addEtcdChecks(completed.Etcd, configs...); err != nil {
 			return fail(fmt.Errorf("etcd health checks: %w", err))
+		}
+	}
+	// Readiness names low disk, which the embedded member alone sees:
+	// the alarm checks only say NOSPACE, whose recovery is another.
+	freeDisk := healthz.NamedCheck("etcd-free-disk", func(*http.Request) error {
+		if m := member.Load(); m != nil {
+			return m.LowDisk()
+		}
+		return nil
+	})
+	for _, c := range []*genericapiserver.Config{cfg.Generic, apiExtensionsConfig(cfg), aggregatorConfig(cfg)} {
+		if c != nil {
+			c.AddReadyzChecks(freeDisk)
 		}
 	}
 	storages := &storageTracker{}
@@ -364,6 +387,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	etcdCfg.ListenClientURLs = []string{etcd.UnixSocketURL(socket)}
 	etcdCfg.AdvertiseClientURLs = etcdCfg.ListenClientURLs
 	etcdCfg.QuotaBackendBytes = o.QuotaBackendBytes
+	etcdCfg.MinFreeDisk = o.MinFreeDisk
 	// One member with no peers: a restart elects itself after a random 1 to
 	// 10 heartbeats, 0.1–1 s with etcd's 100 ms, which was most of a warm
 	// start's time and spread (docs/performance.md). With 20 ms and an
@@ -460,6 +484,24 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		klog.V(1).InfoS("Control plane stopped", "dataDir", dataDir)
 	}()
 	return cp, nil
+}
+
+// apiExtensionsConfig is the apiextensions server's generic configuration,
+// nil without one.
+func apiExtensionsConfig(cfg *apiserver.Config) *genericapiserver.Config {
+	if cfg.APIExtensions == nil {
+		return nil
+	}
+	return &cfg.APIExtensions.GenericConfig.Config
+}
+
+// aggregatorConfig is the aggregator's generic configuration, nil without
+// one.
+func aggregatorConfig(cfg *apiserver.Config) *genericapiserver.Config {
+	if cfg.Aggregator == nil {
+		return nil
+	}
+	return &cfg.Aggregator.GenericConfig.Config
 }
 
 // ControllersKubeconfigName is the controllers' kubeconfig in the data dir.

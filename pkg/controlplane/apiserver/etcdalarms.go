@@ -41,6 +41,10 @@ func (a *etcdAlarms) checks() []healthz.HealthChecker {
 		checks = append(checks, healthz.NamedCheck("etcd-alarm-"+strings.ToLower(alarm.String()), func(r *http.Request) error {
 			for _, m := range a.list(r.Context()) {
 				if m.Alarm == alarm {
+					if alarm == etcdserverpb.AlarmType_NOSPACE {
+						return fmt.Errorf("etcd member %x raised NOSPACE: its database reached --quota-backend-bytes, or its data dir has less free disk than --min-free-disk; "+
+							"etcd refuses writes until space is freed and the alarm disarmed (docs/operations.md)", m.MemberID)
+					}
 					return fmt.Errorf("etcd member %x raised %s: it refuses writes until the cause is fixed and the alarm disarmed (docs/operations.md)", m.MemberID, alarm)
 				}
 			}

@@ -77,7 +77,8 @@ func (s objectSizeStorage) GuaranteedUpdate(ctx context.Context, key string, des
 
 // sizeError is err, or 413 when etcd (or its client, past its message
 // size) refused the request for its size, or 507 when etcd refuses every
-// write because its database reached its quota (the NOSPACE alarm).
+// write because its database reached its quota or a member's disk is low
+// (the NOSPACE alarm).
 func sizeError(err error) error {
 	if err == nil {
 		return nil
@@ -89,7 +90,7 @@ func sizeError(err error) error {
 	if errors.Is(err, rpctypes.ErrGRPCNoSpace) || rpctypes.ErrorDesc(err) == rpctypes.ErrNoSpace.Error() {
 		return &apierrors.StatusError{ErrStatus: metav1.Status{
 			Status: metav1.StatusFailure, Code: http.StatusInsufficientStorage, Reason: metav1.StatusReasonServiceUnavailable,
-			Message: "etcdserver: mvcc: database space exceeded: etcd takes no writes until space is freed and its NOSPACE alarm disarmed (docs/operations.md)",
+			Message: "etcdserver: mvcc: database space exceeded: etcd takes no writes until space is freed (in its database's quota, or on its data dir's disk) and its NOSPACE alarm disarmed (docs/operations.md)",
 		}}
 	}
 	return err

@@ -115,6 +115,13 @@ type Config struct {
 	// NOSPACE alarm and takes no more writes until it is disarmed. 0 means
 	// etcd's default of 2 GiB, which kubeadm's etcd runs with too.
 	QuotaBackendBytes int64
+	// MinFreeDisk is the free space, in bytes, that the file system of
+	// DataDir keeps: below it the member raises etcd's NOSPACE alarm, so
+	// the cluster refuses writes (reads and deletes go on) before etcd
+	// would stop on a full disk, and it disarms that alarm by itself once
+	// a quarter more than MinFreeDisk is free again. 0 watches nothing;
+	// DefaultConfig sets DefaultMinFreeDisk.
+	MinFreeDisk int64
 	// LogLevel is etcd's own log level (debug, info, warn, error); empty
 	// means DefaultLogLevel.
 	LogLevel string
@@ -138,6 +145,7 @@ func DefaultConfig(dataDir string) Config {
 		DataDir:             dataDir,
 		ListenClientURLs:    []string{UnixSocketURL(filepath.Join(dataDir, "etcd.sock"))},
 		InitialClusterState: ClusterStateNew,
+		MinFreeDisk:         DefaultMinFreeDisk,
 		LogLevel:            DefaultLogLevel,
 		ReadyTimeout:        DefaultReadyTimeout,
 	}
@@ -221,6 +229,9 @@ func (c Config) Validate() error {
 	}
 	if c.QuotaBackendBytes < 0 {
 		add("--quota-backend-bytes must not be negative, got %d", c.QuotaBackendBytes)
+	}
+	if c.MinFreeDisk < 0 {
+		add("--min-free-disk must not be negative, got %d", c.MinFreeDisk)
 	}
 	if _, err := zapcore.ParseLevel(c.logLevel()); err != nil {
 		add("--log-level must be debug, info, warn or error, got %q", c.LogLevel)

@@ -43,6 +43,8 @@ type Handle struct {
 	errc        chan error
 	stop        chan struct{} // closed when Close starts
 	monitorDone chan struct{}
+	disk        *diskWatch    // nil without Config.MinFreeDisk
+	diskDone    chan struct{} // closed when the disk watch has stopped
 
 	closeOnce sync.Once
 	closeErr  error
@@ -141,9 +143,24 @@ func Start(cfg Config) (*Handle, error) {
 		errc:        make(chan error, 1),
 		stop:        stop,
 		monitorDone: make(chan struct{}),
+		diskDone:    make(chan struct{}),
 	}
 	close(h.ready)
 	go h.monitor()
+	if cfg.MinFreeDisk > 0 {
+		h.disk = newDiskWatch(cfg.DataDir, cfg.MinFreeDisk, e.Server)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			<-stop
+			cancel()
+		}()
+		go func() {
+			defer close(h.diskDone)
+			h.disk.run(ctx)
+		}()
+	} else {
+		close(h.diskDone)
+	}
 	return h, nil
 }
 
@@ -185,11 +202,21 @@ func (h *Handle) InProcessClient() *clientv3.Client { return v3client.New(h.etcd
 // advertised client URLs), usable as clientv3 endpoints and --etcd-servers.
 func (h *Handle) ClientURLs() []string { return append([]string(nil), h.clientURLs...) }
 
+// LowDisk returns why the member refuses writes for the free space of its
+// data dir's file system (Config.MinFreeDisk), or nil while it does not.
+func (h *Handle) LowDisk() error {
+	if h.disk == nil {
+		return nil
+	}
+	return h.disk.err()
+}
+
 // Close stops the member and releases its data dir. It is idempotent and
 // safe to call concurrently; every call returns the first call's result.
 func (h *Handle) Close() error {
 	h.closeOnce.Do(func() {
 		close(h.stop)
+		<-h.diskDone
 		h.etcd.Close()
 		<-h.monitorDone
 		h.closeErr = h.lock.Close()

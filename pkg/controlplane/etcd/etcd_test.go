@@ -326,6 +326,8 @@ func TestValidate(t *testing.T) {
 		"https metrics without cert":    {func(c *Config) { c.ListenMetricsURLs = []string{"https://10.0.0.1:2381"} }, "https:// needs --cert-file"},
 		"unix metrics":                  {func(c *Config) { c.ListenMetricsURLs = []string{"unix:///x/m.sock"} }, `--listen-metrics-urls "unix:///x/m.sock": unsupported scheme`},
 		"negative quota":                {func(c *Config) { c.QuotaBackendBytes = -1 }, "--quota-backend-bytes"},
+		"negative min free disk":        {func(c *Config) { c.MinFreeDisk = -1 }, "--min-free-disk must not be negative"},
+		"no free disk watch":            {func(c *Config) { c.MinFreeDisk = 0 }, ""},
 		"bad log level":                 {func(c *Config) { c.LogLevel = "loud" }, "--log-level"},
 		"short heartbeats":              {func(c *Config) { c.HeartbeatInterval, c.ElectionTimeout = 50*time.Millisecond, 250*time.Millisecond }, ""},
 		"election under 5 heartbeats":   {func(c *Config) { c.HeartbeatInterval, c.ElectionTimeout = 50*time.Millisecond, 200*time.Millisecond }, "at least 5 times --heartbeat-interval"},
