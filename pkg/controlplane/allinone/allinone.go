@@ -453,7 +453,8 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 			if o.SnapshotDir != "" {
 				dir, _ = filepath.Abs(o.SnapshotDir)
 			}
-			go snapshotEvery(serverCtx, socket, etcd.SnapshotDir(dir), o.SnapshotInterval, o.SnapshotRetention, o.SnapshotCompress)
+			go snapshotEvery(serverCtx, socket, etcd.SnapshotDir(dir), o.SnapshotInterval, o.SnapshotRetention, o.SnapshotCompress,
+				etcdCfg.DataDir, store.LowDisk)
 		}
 		var errs []error
 		select {

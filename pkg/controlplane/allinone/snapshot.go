@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -117,8 +118,12 @@ func RestoreSnapshot(snapshot, dataDir string, revisionBump uint64) (err error) 
 }
 
 // snapshotEvery takes a snapshot into dir every interval until ctx is
-// done, keeping the newest retain; compressed gzips them.
-func snapshotEvery(ctx context.Context, socket string, dir etcd.SnapshotDir, interval time.Duration, retain int, compressed bool) {
+// done, keeping the newest retain; compressed gzips them. It skips a
+// snapshot while lowDisk says the member refuses writes for disk space
+// and dir is on the file system of etcdDir: a snapshot is as large as the
+// database and would take the room that etcd keeps from running out.
+func snapshotEvery(ctx context.Context, socket string, dir etcd.SnapshotDir, interval time.Duration, retain int, compressed bool,
+	etcdDir string, lowDisk func() error) {
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	for {
@@ -126,6 +131,10 @@ func snapshotEvery(ctx context.Context, socket string, dir etcd.SnapshotDir, int
 		case <-ctx.Done():
 			return
 		case now := <-ticker.C:
+			if err := lowDisk(); err != nil && sameFileSystem(string(dir), etcdDir) {
+				klog.ErrorS(err, "Skipped a scheduled etcd snapshot: the disk it would go to is low", "dir", dir)
+				continue
+			}
 			saveCtx, cancel := context.WithTimeout(ctx, max(interval, time.Minute))
 			f, err := dir.Save(saveCtx, clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(socket)}, DialTimeout: 10 * time.Second}, now, compressed)
 			cancel()
@@ -142,4 +151,30 @@ func snapshotEvery(ctx context.Context, socket string, dir etcd.SnapshotDir, int
 			klog.InfoS("Saved etcd snapshot", "path", f.Path, "size", f.Size, "pruned", len(removed))
 		}
 	}
+}
+
+// sameFileSystem reports whether a and b (or, where they do not exist
+// yet, their nearest existing parents) are on one file system; true when
+// that cannot be told.
+func sameFileSystem(a, b string) bool {
+	device := func(p string) (uint64, bool) {
+		for {
+			fi, err := os.Stat(p)
+			if err == nil {
+				st, ok := fi.Sys().(*syscall.Stat_t)
+				if !ok {
+					return 0, false
+				}
+				return uint64(st.Dev), true
+			}
+			parent := filepath.Dir(p)
+			if parent == p {
+				return 0, false
+			}
+			p = parent
+		}
+	}
+	da, okA := device(a)
+	db, okB := device(b)
+	return !okA || !okB || da == db
 }
