@@ -74,7 +74,9 @@ func (c CompletedConfig) New() (*Server, error) {
 			return nil, fmt.Errorf("apiextensions server: %w", err)
 		}
 		s.APIExtensions = x
-		delegate = x.GenericAPIServer
+		// Requests refused because a CRD's storage was replaced under
+		// them are served again (crdstorageretry.go).
+		delegate = newWithCRDStorageRetry(x.GenericAPIServer)
 	}
 
 	// 3. The native API groups.
