@@ -447,7 +447,7 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	return &apiextensionsapiserver.Config{
 		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: c.Informers},
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: withObjectSizeErrors(c.withEtcd(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker))),
+			CRDRESTOptionsGetter: withConversionWebhookErrors(withObjectSizeErrors(c.withEtcd(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker)))),
 			MasterCount:          1,
 			AuthResolverWrapper:  authResolver,
 			ServiceResolver:      serviceResolver,
