@@ -136,7 +136,7 @@ func NewCommand(ctx context.Context) *cobra.Command {
 		Long: "Run one etcd member, for gcp apiservers started with --etcd-servers. " +
 			"TCP client and peer URLs need TLS and a trusted CA, so every client and peer presents a certificate; " +
 			"unix:// client sockets need no TLS.\n\nOperating a running cluster (each has --help): `gcp etcd member list|add|promote|remove`, " +
-			"`gcp etcd status`, `gcp etcd compact`, `gcp etcd defrag`, `gcp etcd alarm list|disarm`, `gcp etcd snapshot save|status|restore`.",
+			"`gcp etcd status`, `gcp etcd move-leader`, `gcp etcd compact`, `gcp etcd defrag`, `gcp etcd alarm list|disarm`, `gcp etcd snapshot save|status|restore`.",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -155,8 +155,8 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	}
 	// The member's flag sections are its own; subcommands use cobra's help.
 	plain := &cobra.Command{}
-	for _, sub := range []*cobra.Command{newMemberCommand(ctx), newStatusCommand(ctx), newCompactCommand(ctx), newDefragCommand(ctx),
-		newAlarmCommand(ctx), newSnapshotCommand(ctx)} {
+	for _, sub := range []*cobra.Command{newMemberCommand(ctx), newStatusCommand(ctx), newMoveLeaderCommand(ctx), newCompactCommand(ctx),
+		newDefragCommand(ctx), newAlarmCommand(ctx), newSnapshotCommand(ctx)} {
 		sub.SetHelpFunc(plain.HelpFunc())
 		sub.SetUsageFunc(plain.UsageFunc())
 		cmd.AddCommand(sub)

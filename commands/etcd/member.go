@@ -139,7 +139,8 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 					}
 				}
 				what := "as a learner"
-				next := "Once it has caught up, make it a voting member: gcp etcd member promote " + args[0]
+				next := "Once it has caught up (gcp etcd status, with its client URL added to --etcd-servers, shows its RAFT INDEX near the leader's), " +
+					"make it a voting member:\n  gcp etcd member promote " + args[0] + " " + o.flags(o.servers)
 				if voter {
 					what, next = "as a voting member", ""
 				}
@@ -177,6 +178,9 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 	promote := byName("promote", "Make a learner a voting member; it must have caught up with the leader", "Promoted member %x (%s) to a voting member.",
 		func(ctx context.Context, c *clientv3.Client, m *etcdserverpb.Member) error {
 			_, err := c.MemberPromote(ctx, m.ID)
+			if err != nil && rpctypes.ErrorDesc(err) == rpctypes.ErrMemberLearnerNotReady.Error() {
+				return fmt.Errorf("%w (%s; etcd promotes a learner at 90%% of the leader's; retry)", err, learnerProgress(ctx, c, o.servers, m))
+			}
 			return err
 		})
 	remove := byName("remove", "Remove a member from the cluster", "Removed member %x (%s).",
@@ -200,6 +204,48 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 	return cmd
 }
 
+// flags returns the connection flags given, with --etcd-servers set to
+// servers, as they are typed on a command line.
+func (o *clientOptions) flags(servers []string) string {
+	out := []string{"--etcd-servers", strings.Join(servers, ",")}
+	for _, f := range [][2]string{{"--etcd-cafile", o.caFile}, {"--etcd-certfile", o.cert}, {"--etcd-keyfile", o.key}} {
+		if f[1] != "" {
+			out = append(out, f[0], f[1])
+		}
+	}
+	for i, w := range out {
+		if strings.ContainsAny(w, " \t'\"$\\") {
+			out[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// learnerProgress says how far a learner is behind the leader, by their
+// raft indexes, or why it cannot say.
+func learnerProgress(ctx context.Context, c *clientv3.Client, servers []string, learner *etcdserverpb.Member) string {
+	if len(learner.ClientURLs) == 0 {
+		return "it has not started yet"
+	}
+	ctx, cancel := context.WithTimeout(ctx, memberStatusTimeout)
+	defer cancel()
+	mine, err := c.Status(ctx, learner.ClientURLs[0])
+	if err != nil {
+		return fmt.Sprintf("its status: %v", err)
+	}
+	leaderID, err := leaderOf(ctx, c, servers)
+	if err != nil {
+		return fmt.Sprintf("its raft index is %d; %v", mine.RaftIndex, err)
+	}
+	for _, ep := range servers {
+		st, err := c.Status(ctx, ep)
+		if err == nil && st.Header.MemberId == leaderID {
+			return fmt.Sprintf("its raft index is %d, the leader's %d", mine.RaftIndex, st.RaftIndex)
+		}
+	}
+	return fmt.Sprintf("its raft index is %d; the leader is none of --etcd-servers", mine.RaftIndex)
+}
+
 // endpointsExcept returns the endpoints that are none of a member's client
 // URLs (compared as written, without a trailing slash).
 func endpointsExcept(endpoints, memberURLs []string) []string {
@@ -218,12 +264,18 @@ func findMember(ctx context.Context, c *clientv3.Client, nameOrID string) (*etcd
 	if err != nil {
 		return nil, fmt.Errorf("member list: %w", err)
 	}
+	return memberByNameOrID(resp.Members, nameOrID)
+}
+
+// memberByNameOrID returns the member of members named, or with the hex
+// ID, nameOrID.
+func memberByNameOrID(members []*etcdserverpb.Member, nameOrID string) (*etcdserverpb.Member, error) {
 	id, idErr := strconv.ParseUint(nameOrID, 16, 64)
-	i := slices.IndexFunc(resp.Members, func(m *etcdserverpb.Member) bool {
+	i := slices.IndexFunc(members, func(m *etcdserverpb.Member) bool {
 		return m.Name == nameOrID || (idErr == nil && m.ID == id)
 	})
 	if i < 0 {
 		return nil, fmt.Errorf("no member named or with ID %q", nameOrID)
 	}
-	return resp.Members[i], nil
+	return members[i], nil
 }

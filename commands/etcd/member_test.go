@@ -22,3 +22,18 @@ func TestEndpointsExcept(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagsAsTyped: the connection flags printed for the next command are
+// the ones given, quoted where a shell would split or expand them.
+func TestFlagsAsTyped(t *testing.T) {
+	o := &clientOptions{servers: []string{"https://10.0.0.1:2379", "https://10.0.0.2:2379"}, caFile: "/etc/gcp/pki/etcd/ca.crt",
+		cert: "/etc/gcp/my pki/client.crt", key: "/etc/gcp/it's.key"}
+	want := `--etcd-servers https://10.0.0.1:2379,https://10.0.0.2:2379 --etcd-cafile /etc/gcp/pki/etcd/ca.crt ` +
+		`--etcd-certfile '/etc/gcp/my pki/client.crt' --etcd-keyfile '/etc/gcp/it'\''s.key'`
+	if got := o.flags(o.servers); got != want {
+		t.Errorf("flags:\n got %s\nwant %s", got, want)
+	}
+	if got := (&clientOptions{}).flags([]string{"unix:///var/lib/gcp/etcd.sock"}); got != "--etcd-servers unix:///var/lib/gcp/etcd.sock" {
+		t.Errorf("flags without TLS: %s", got)
+	}
+}

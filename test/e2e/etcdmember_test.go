@@ -62,10 +62,18 @@ func TestEtcdMemberJoin(t *testing.T) {
 	}
 	c.members = append(c.members, m)
 	c.runMember(&c.members[3], initial[1], "existing")
-	// A learner is promoted once it has caught up with the leader.
+	// A learner is promoted once it has caught up with the leader, with the
+	// command add printed, connection flags and all.
+	promote := regexp.MustCompile(`gcp etcd member promote (\S.*)`).FindStringSubmatch(added)
+	if promote == nil || !strings.Contains(promote[1], "--etcd-servers "+c.etcdURLs) || !strings.Contains(promote[1], "--etcd-keyfile "+c.p("apiserver-etcd-client.key")) {
+		t.Fatalf("member add printed no promote command with the connection flags:\n%s", added)
+	}
 	eventually(t, 60*time.Second, func() error {
-		_, err := tryMember("promote", m.name)
-		return err
+		out, code := runGCP(t, append([]string{"etcd", "member", "promote"}, strings.Fields(promote[1])...)...)
+		if code != 0 {
+			return fmt.Errorf("the printed promote: exit %d\n%s", code, out)
+		}
+		return nil
 	})
 	list := member("list")
 	if rows := strings.Split(strings.TrimSpace(list), "\n"); len(rows) != 5 || !regexp.MustCompile(`etcd-3\s+started\s+false`).MatchString(list) {
@@ -159,4 +167,36 @@ func TestEtcdStatusWithAMemberDown(t *testing.T) {
 		return nil
 	})
 	t.Logf("gcp etcd status with the old leader down:\n%s", last)
+}
+
+// TestEtcdMoveLeader moves the leadership of a 3-member cluster to another
+// member with `gcp etcd move-leader`, as an operator does before stopping
+// or removing the leader, asking only a member that does not lead: the
+// command finds the leader itself. Moving it to the leader, or to a member
+// that does not exist, says so.
+func TestEtcdMoveLeader(t *testing.T) {
+	t.Parallel()
+	c := newHACluster(t)
+	old := c.leader()
+	target, asked := (old+1)%3, (old+2)%3
+	moveLeader := func(to string) (string, int) {
+		return runGCP(t, "etcd", "move-leader", to, "--etcd-servers", fmt.Sprintf("https://127.0.0.1:%d", c.members[asked].client),
+			"--etcd-cafile", c.p("etcd/ca.crt"), "--etcd-certfile", c.p("apiserver-etcd-client.crt"), "--etcd-keyfile", c.p("apiserver-etcd-client.key"))
+	}
+	out, code := moveLeader(c.members[target].name)
+	if code != 0 || !regexp.MustCompile(`Leadership moved from member [0-9a-f]+ \(`+c.members[old].name+`\) to member [0-9a-f]+ \(`+c.members[target].name+`\)`).MatchString(out) {
+		t.Fatalf("move-leader %s: exit %d\n%s", c.members[target].name, code, out)
+	}
+	eventually(t, 10*time.Second, func() error {
+		if now := c.leader(); now != target {
+			return fmt.Errorf("the leader is %s, want %s", c.members[now].name, c.members[target].name)
+		}
+		return nil
+	})
+	if out, code := moveLeader(c.members[target].name); code != 0 || !strings.Contains(out, "is the leader already") {
+		t.Fatalf("move-leader to the leader: exit %d\n%s", code, out)
+	}
+	if out, code := moveLeader("etcd-9"); code != 1 || !strings.Contains(out, `no member named or with ID`) {
+		t.Fatalf("move-leader to a member that does not exist: exit %d\n%s", code, out)
+	}
 }
