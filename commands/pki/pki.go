@@ -81,7 +81,8 @@ func newInitCommand() *cobra.Command {
 			"the API server's serving certificate (localhost, 127.0.0.1, ::1, the host name and --apiserver-san), the admin, " +
 			"controllers, front-proxy and etcd client certificates, a server and a peer certificate per --etcd-member in etcd/<name>/, " +
 			"and admin.kubeconfig and controllers.kubeconfig pointing at --server. Running it again keeps every key and CA, " +
-			"adds what is missing and re-issues a certificate that lacks a requested name, for the key it has.",
+			"adds what is missing and re-issues a certificate that lacks a requested name, for the key it has; " +
+			"the kubeconfigs keep their server unless --server is given, which rewrites them for it.",
 		Example: "  gcp pki init --dir /etc/gcp/pki --server https://lb.example.com:6443 --apiserver-san lb.example.com \\\n" +
 			"    --etcd-member etcd-0=10.0.0.10 --etcd-member etcd-1=10.0.0.11 --etcd-member etcd-2=10.0.0.12",
 		Args: cobra.NoArgs,
@@ -110,10 +111,25 @@ func newInitCommand() *cobra.Command {
 			if err := os.MkdirAll(d.kubeconfigs(), 0o700); err != nil {
 				return err
 			}
+			// A kubeconfig that exists is kept, unless --server is given
+			// and names another URL: then it is rewritten for that URL,
+			// with the certificate it has.
+			serverGiven := cmd.Flags().Changed("server")
 			for _, k := range files.Kubeconfigs(d.kubeconfigs()) {
 				switch _, err := os.Stat(k.Path); {
 				case err == nil:
-					fmt.Fprintf(out, "kept %s\n", k.Path)
+					old, err := pki.KubeconfigServer(k.Path)
+					if err != nil {
+						return err
+					}
+					if !serverGiven || old == server {
+						fmt.Fprintf(out, "kept %s for %s\n", k.Path, old)
+						continue
+					}
+					if err := pki.WriteKubeconfig(k.Path, server, files.CACert, k.CertFile, k.KeyFile, "gcp"); err != nil {
+						return err
+					}
+					fmt.Fprintf(out, "rewrote %s for %s (was %s)\n", k.Path, server, old)
 					continue
 				case !errors.Is(err, os.ErrNotExist):
 					return err

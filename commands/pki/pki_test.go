@@ -47,6 +47,28 @@ func TestInitCheckRenew(t *testing.T) {
 	if again, _ := os.ReadFile(filepath.Join(dir, "etcd", "etcd-0", "peer.key")); !bytes.Equal(key, again) {
 		t.Error("second init replaced a key")
 	}
+	if kubeconfig, _ := os.ReadFile(filepath.Join(base, "admin.kubeconfig")); !strings.Contains(string(kubeconfig), "https://lb.example.com:6443") {
+		t.Error("second init without --server changed the kubeconfig's server")
+	}
+
+	// Again with another --server: the kubeconfigs are rewritten for it,
+	// with the client certificates they had.
+	adminCert, _ := os.ReadFile(filepath.Join(dir, "admin.crt"))
+	out, err = run(t, "init", "--dir", dir, "--server", "https://lb2.example.com:6443", "--etcd-member", "etcd-0=10.0.0.10")
+	if err != nil || !strings.Contains(out, "rewrote "+filepath.Join(base, "controllers.kubeconfig")+" for https://lb2.example.com:6443 (was https://lb.example.com:6443)") {
+		t.Fatalf("init with a new --server: %v\n%s", err, out)
+	}
+	kubeconfig, _ := os.ReadFile(filepath.Join(base, "admin.kubeconfig"))
+	if !strings.Contains(string(kubeconfig), "https://lb2.example.com:6443") || strings.Contains(string(kubeconfig), "https://lb.example.com:6443") {
+		t.Errorf("admin.kubeconfig after init with a new --server:\n%s", kubeconfig)
+	}
+	if again, _ := os.ReadFile(filepath.Join(dir, "admin.crt")); !bytes.Equal(adminCert, again) {
+		t.Error("init with a new --server replaced the admin certificate")
+	}
+	if out, err = run(t, "init", "--dir", dir, "--server", "https://lb2.example.com:6443", "--etcd-member", "etcd-0=10.0.0.10"); err != nil ||
+		!strings.Contains(out, "kept "+filepath.Join(base, "admin.kubeconfig")+" for https://lb2.example.com:6443") {
+		t.Fatalf("init with the same --server: %v\n%s", err, out)
+	}
 
 	if out, err := run(t, "check", "--dir", dir); err != nil || strings.Count(out, " ok\n") != 14 {
 		t.Errorf("check: %v, want 14 certificates ok:\n%s", err, out)
@@ -55,8 +77,8 @@ func TestInitCheckRenew(t *testing.T) {
 	if err != nil || !strings.Contains(out, "renewed etcd/etcd-1/server") || !strings.Contains(out, "rewrote "+filepath.Join(base, "admin.kubeconfig")) {
 		t.Fatalf("renew: %v\n%s", err, out)
 	}
-	kubeconfig, _ := os.ReadFile(filepath.Join(base, "admin.kubeconfig"))
-	if !strings.Contains(string(kubeconfig), "https://lb.example.com:6443") {
+	kubeconfig, _ = os.ReadFile(filepath.Join(base, "admin.kubeconfig"))
+	if !strings.Contains(string(kubeconfig), "https://lb2.example.com:6443") {
 		t.Error("renew changed the kubeconfig's server")
 	}
 
