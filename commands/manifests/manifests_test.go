@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -74,7 +76,7 @@ func TestStaticPods(t *testing.T) {
 		port        int
 		live, ready string
 	}{
-		"etcd":        {corev1.URISchemeHTTP, 2381, "/livez", "/readyz"},
+		"etcd":        {corev1.URISchemeHTTP, 2381, "/livez", "/readyz?exclude=non_learner"},
 		"apiserver":   {corev1.URISchemeHTTPS, 6443, "/livez", "/readyz"},
 		"controllers": {corev1.URISchemeHTTPS, 10257, "/healthz", "/healthz"},
 	}
@@ -334,4 +336,58 @@ func TestHelpListsTheRolesFlags(t *testing.T) {
 	}
 	mustHave(t, out, "--image")
 	mustHave(t, out, "With --role, --help also lists the role's flags.")
+}
+
+// TestSystemdMakesItsOwnDirs: a writable directory outside those systemd
+// makes (a data dir under /srv) is made, private and the user's, before
+// the sandbox needs it, since ReadWritePaths= of a directory that does
+// not exist fails the unit at start; one that exists is left as it is.
+func TestSystemdMakesItsOwnDirs(t *testing.T) {
+	binary, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, append([]string{"systemd", "--role", "etcd", "--binary", binary, "--"},
+		append(slices.Clone(roleArgs["etcd"]), "--data-dir=/srv/gcp data/etcd")...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustHave(t, out, "\nReadWritePaths=\"/srv/gcp data/etcd\"\n")
+	mustHave(t, out, "\nExecStartPre=+/bin/sh -c \"test -d '/srv/gcp data/etcd' || install -d -m 0700 -o gcp -g gcp '/srv/gcp data/etcd'\"\n")
+	if strings.Contains(out, "StateDirectory=") {
+		t.Errorf("a data dir outside /var/lib is no StateDirectory:\n%s", out)
+	}
+	if strings.Index(out, "\nExecStartPre=") > strings.Index(out, "\nExecStart=") {
+		t.Errorf("ExecStartPre after ExecStart:\n%s", out)
+	}
+	if analyze, _ := exec.LookPath("systemd-analyze"); analyze != "" {
+		unit := filepath.Join(t.TempDir(), "gcp-etcd.service")
+		if err := os.WriteFile(unit, []byte(out), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if msg, err := exec.Command(analyze, "verify", unit).CombinedOutput(); err != nil || strings.Contains(string(msg), unit) {
+			t.Errorf("systemd-analyze verify: %v\n%s\n%s", err, msg, out)
+		}
+	}
+	// The command the unit runs makes the dir, and keeps one that exists.
+	script := regexp.MustCompile(`ExecStartPre=\+/bin/sh -c "(.*)"`).FindStringSubmatch(out)
+	dir := filepath.Join(t.TempDir(), "it's new", "etcd")
+	cmd := strings.ReplaceAll(strings.ReplaceAll(script[1], `\"`, `"`), "'/srv/gcp data/etcd'", shellQuote(dir))
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := user.LookupGroupId(u.Gid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd = strings.NewReplacer("-o gcp", "-o "+shellQuote(u.Username), "-g gcp", "-g "+shellQuote(g.Name)).Replace(cmd)
+	for range 2 {
+		if msg, err := exec.Command("/bin/sh", "-c", cmd).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", cmd, err, msg)
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Fatalf("%s made %v %v", cmd, fi, err)
+		}
+	}
 }

@@ -82,7 +82,10 @@ func etcdFlags() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
 			if u.Scheme == "https" {
 				scheme = "HTTPS"
 			}
-			return &probe{scheme: scheme, host: probeHost(u.Hostname()), port: port, live: "/livez", ready: "/readyz"}, errs
+			// A learner's /readyz fails its non_learner check until it is
+			// promoted, which an operator does once it serves; ready is
+			// everything else (reads, data not corrupt).
+			return &probe{scheme: scheme, host: probeHost(u.Hostname()), port: port, live: "/livez", ready: "/readyz?exclude=non_learner"}, errs
 		}
 		return nil, errs
 	}

@@ -41,28 +41,28 @@ func (o *systemdOptions) write(w io.Writer, s spec) error {
 	for _, arg := range s.args {
 		exec = append(exec, systemdQuote(arg))
 	}
+	// ReadWritePaths= must exist when the sandbox is set up, or the unit
+	// fails to start (226/NAMESPACE), and under ProtectSystem=strict the
+	// role cannot make it itself: a dir outside those systemd manages is
+	// made first, for the user and private, by a command run outside the
+	// sandbox ('+') that leaves a dir that exists as it is.
+	for _, dir := range ownDirs(s.paths) {
+		q := shellQuote(dir)
+		line("ExecStartPre=+/bin/sh -c %s", systemdQuote(fmt.Sprintf("test -d %s || install -d -m 0700 -o %s -g %s %s", q, shellQuote(o.user), shellQuote(o.group), q)))
+	}
 	line("ExecStart=%s", strings.Join(exec, " \\\n\t"))
 	line("Restart=always")
 	line("RestartSec=5s")
 	line("LimitNOFILE=65536")
 
 	// Writable directories: systemd creates those under /var/lib, /var/log
-	// and /run for the user, mode 0700; others must exist.
-	managed := []struct{ prefix, directive string }{
-		{"/var/lib/", "StateDirectory"}, {"/var/log/", "LogsDirectory"}, {"/run/", "RuntimeDirectory"},
-	}
+	// and /run for the user, mode 0700; the others ExecStartPre makes.
 	dirs := map[string][]string{}
 	for _, p := range s.paths {
 		if !p.writable {
 			continue
 		}
-		directive, dir := "ReadWritePaths", p.dir
-		for _, m := range managed {
-			if rel, ok := strings.CutPrefix(p.dir, m.prefix); ok {
-				directive, dir = m.directive, rel
-				break
-			}
-		}
+		directive, dir := managedDir(p.dir)
 		dirs[directive] = append(dirs[directive], systemdQuote(dir))
 	}
 	for _, m := range managed {
@@ -104,6 +104,41 @@ func (o *systemdOptions) write(w io.Writer, s spec) error {
 	line("WantedBy=multi-user.target")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// managed are the directories systemd makes for a unit's user.
+var managed = []struct{ prefix, directive string }{
+	{"/var/lib/", "StateDirectory"}, {"/var/log/", "LogsDirectory"}, {"/run/", "RuntimeDirectory"},
+}
+
+// managedDir returns the directive that makes dir writable, and dir as
+// that directive names it.
+func managedDir(dir string) (directive, name string) {
+	for _, m := range managed {
+		if rel, ok := strings.CutPrefix(dir, m.prefix); ok {
+			return m.directive, rel
+		}
+	}
+	return "ReadWritePaths", dir
+}
+
+// ownDirs returns the writable directories no directive makes.
+func ownDirs(paths []hostPath) []string {
+	var out []string
+	for _, p := range paths {
+		if directive, _ := managedDir(p.dir); p.writable && directive == "ReadWritePaths" {
+			out = append(out, p.dir)
+		}
+	}
+	return out
+}
+
+// shellQuote quotes a word for /bin/sh when it needs it.
+func shellQuote(word string) string {
+	if word != "" && strings.Trim(word, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@") == "" {
+		return word
+	}
+	return "'" + strings.ReplaceAll(word, "'", `'\''`) + "'"
 }
 
 // systemdQuote writes one word of a unit's command line or path list:

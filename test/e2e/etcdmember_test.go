@@ -62,6 +62,18 @@ func TestEtcdMemberJoin(t *testing.T) {
 	}
 	c.members = append(c.members, m)
 	c.runMember(&c.members[3], initial[1], "existing")
+	// The learner serves before it is promoted: the readiness its static
+	// pod probes says so, though etcd's whole /readyz fails while it is a
+	// learner.
+	eventually(t, 60*time.Second, func() error {
+		if body, code := httpGet(m.metricsURL() + "/readyz?exclude=non_learner"); code != 200 {
+			return fmt.Errorf("a learner's /readyz?exclude=non_learner: %d %s", code, body)
+		}
+		return nil
+	})
+	if body, code := httpGet(m.metricsURL() + "/readyz?verbose"); code == 200 || !strings.Contains(body, "non_learner failed") {
+		t.Fatalf("a learner's /readyz: %d, want it failing its non_learner check\n%s", code, body)
+	}
 	// A learner is promoted once it has caught up with the leader, with the
 	// command add printed, connection flags and all.
 	promote := regexp.MustCompile(`gcp etcd member promote (\S.*)`).FindStringSubmatch(added)
