@@ -61,6 +61,15 @@ func TestEtcdMemberJoin(t *testing.T) {
 		t.Fatalf("member add printed no 4-member --initial-cluster for a learner:\n%s", added)
 	}
 	c.members = append(c.members, m)
+	// Promoting a learner that has not started (it has no name yet: by its
+	// ID) is refused, saying so.
+	id := regexp.MustCompile(`Added member ([0-9a-f]+) `).FindStringSubmatch(added)
+	if id == nil {
+		t.Fatalf("member add printed no ID:\n%s", added)
+	}
+	if out, err := tryMember("promote", id[1]); err == nil || !strings.Contains(out, "in sync with leader (it has not started yet;") {
+		t.Fatalf("promote of a learner that has not started: %v", err)
+	}
 	c.runMember(&c.members[3], initial[1], "existing")
 	// The learner serves before it is promoted: the readiness its static
 	// pod probes says so, though etcd's whole /readyz fails while it is a
@@ -83,6 +92,10 @@ func TestEtcdMemberJoin(t *testing.T) {
 	eventually(t, 60*time.Second, func() error {
 		out, code := runGCP(t, append([]string{"etcd", "member", "promote"}, strings.Fields(promote[1])...)...)
 		if code != 0 {
+			// Refused for a learner that is behind, it says how far.
+			if strings.Contains(out, "in sync with leader") && !regexp.MustCompile(`its raft index is \d+, the leader's \d+`).MatchString(out) {
+				t.Fatalf("promote of a learner that is behind does not say how far:\n%s", out)
+			}
 			return fmt.Errorf("the printed promote: exit %d\n%s", code, out)
 		}
 		return nil
