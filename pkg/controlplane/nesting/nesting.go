@@ -109,51 +109,14 @@ func Check(mediaType string, body []byte, limit int) error {
 
 // checkJSON measures a JSON body's depth and the load of its objects.
 func checkJSON(body []byte, limit, width int) error {
-	if jsonDepth(body, limit) > limit {
+	depth, load := scanJSON(body, limit)
+	if depth > limit {
 		return &Error{Limit: limit}
 	}
-	if jsonLoad(body) > width*width {
+	if load > width*width {
 		return &Error{Limit: limit, Wide: true}
 	}
 	return nil
-}
-
-// jsonLoad returns the members of each object of data, squared and summed:
-// the colons outside strings, counted per object.
-func jsonLoad(data []byte) int {
-	var members []int
-	load := 0
-	inString, escaped := false, false
-	for _, c := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			members = append(members, 0)
-		case '}', ']':
-			if len(members) > 0 {
-				members = members[:len(members)-1]
-			}
-		case ':':
-			if len(members) > 0 {
-				// From n to n+1 members the square grows by 2n+1.
-				load += 2*members[len(members)-1] + 1
-				members[len(members)-1]++
-			}
-		}
-	}
-	return load
 }
 
 // protobufLoad returns, for each message in data, the fields that are
@@ -210,11 +173,13 @@ func messageLoad(data []byte, depth int) (int, bool) {
 	return load + messages*messages, true
 }
 
-// jsonDepth returns the greatest nesting of objects and arrays in data, or
-// limit+1 as soon as it passes limit. It does not validate the JSON: brackets
-// outside strings are counted as they come.
-func jsonDepth(data []byte, limit int) int {
-	depth, deepest := 0, 0
+// scanJSON returns the greatest nesting of objects and arrays in data, and
+// the members of each object squared and summed (its load: the colons
+// outside strings, counted per object), in one pass. It stops, with the
+// depth at limit+1, as soon as the depth passes limit. It does not validate
+// the JSON: brackets and colons outside strings are counted as they come.
+func scanJSON(data []byte, limit int) (depth, load int) {
+	var members []int // of each open object or array, innermost last
 	inString, escaped := false, false
 	for _, c := range data {
 		if inString {
@@ -232,20 +197,32 @@ func jsonDepth(data []byte, limit int) int {
 		case '"':
 			inString = true
 		case '{', '[':
-			depth++
-			if depth > deepest {
-				deepest = depth
-				if deepest > limit {
-					return deepest
+			members = append(members, 0)
+			if len(members) > depth {
+				depth = len(members)
+				if depth > limit {
+					return depth, load
 				}
 			}
 		case '}', ']':
-			if depth > 0 {
-				depth--
+			if len(members) > 0 {
+				members = members[:len(members)-1]
+			}
+		case ':':
+			if len(members) > 0 {
+				// From n to n+1 members the square grows by 2n+1.
+				load += 2*members[len(members)-1] + 1
+				members[len(members)-1]++
 			}
 		}
 	}
-	return deepest
+	return depth, load
+}
+
+// jsonDepth returns the depth scanJSON finds.
+func jsonDepth(data []byte, limit int) int {
+	depth, _ := scanJSON(data, limit)
+	return depth
 }
 
 // jsonPatchOperation is the part of a JSON patch operation that says how
@@ -267,10 +244,11 @@ type jsonPatchOperation struct {
 // operations passes (the handler says what is wrong with it).
 func checkJSONPatch(body []byte, limit int) error {
 	// The list and its operation objects add two levels to each value.
-	if jsonDepth(body, limit+2) > limit+2 {
+	depth, load := scanJSON(body, limit+2)
+	if depth > limit+2 {
 		return &Error{Limit: limit}
 	}
-	if jsonLoad(body) > Width*Width {
+	if load > Width*Width {
 		return &Error{Limit: limit, Wide: true}
 	}
 	var ops []jsonPatchOperation
