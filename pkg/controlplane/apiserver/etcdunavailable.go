@@ -151,9 +151,21 @@ func (s etcdUnavailableStorage) Watch(ctx context.Context, key string, opts stor
 	return w, etcdError(ctx, err, false, s.timeout)
 }
 
-// read runs call with a leader required, for at most the timeout.
+// read runs call with a leader required, for at most the timeout while etcd
+// does not answer. A read can be slow for reasons of its own (a custom
+// resource's conversion webhook retrying inside the storage's decoding, a
+// large list), so when the time runs out etcd is asked for its current
+// revision, which needs a leader and a quorum: if it answers, the read is
+// given the timeout again, and only if it does not is the read cancelled.
+// (Writes get no such second chance: one forwarded to a leader that just
+// died is lost, and waiting for etcd to notice is what the bound is for.)
 func (s etcdUnavailableStorage) read(ctx context.Context, call func(context.Context) error) error {
-	b := newEtcdBudget(ctx, s.timeout)
+	b := newEtcdBudget(ctx, s.timeout, func() bool {
+		probe, cancel := context.WithTimeout(clientv3.WithRequireLeader(context.WithoutCancel(ctx)), s.timeout)
+		defer cancel()
+		_, err := s.Interface.GetCurrentResourceVersion(probe)
+		return err == nil
+	})
 	defer b.stop()
 	err := call(b.ctx)
 	return etcdError(ctx, err, b.expired(), s.timeout)
@@ -162,7 +174,7 @@ func (s etcdUnavailableStorage) read(ctx context.Context, call func(context.Cont
 // write runs call with a leader required, again while the member says it
 // has none, until etcd has been silent for the timeout.
 func (s etcdUnavailableStorage) write(ctx context.Context, call func(*etcdBudget) error) error {
-	b := newEtcdBudget(ctx, s.timeout)
+	b := newEtcdBudget(ctx, s.timeout, nil)
 	defer b.stop()
 	for {
 		err := call(b)
@@ -187,15 +199,27 @@ type etcdBudget struct {
 	timeout time.Duration
 	timer   *time.Timer
 	fired   atomic.Bool
+	// probe, when set, is asked when the time runs out whether etcd
+	// answers; if it does the clock starts again instead.
+	probe func() bool
 }
 
-func newEtcdBudget(parent context.Context, timeout time.Duration) *etcdBudget {
+// newEtcdBudget starts the clock; probe may be nil.
+func newEtcdBudget(parent context.Context, timeout time.Duration, probe func() bool) *etcdBudget {
 	ctx, cancel := context.WithCancel(clientv3.WithRequireLeader(parent))
-	b := &etcdBudget{ctx: ctx, cancel: cancel, timeout: timeout}
-	b.timer = time.AfterFunc(timeout, func() {
+	b := &etcdBudget{ctx: ctx, cancel: cancel, timeout: timeout, probe: probe}
+	// Made stopped and then started, so the callback, which may start it
+	// again, runs only after b.timer is set.
+	b.timer = time.AfterFunc(time.Hour, func() {
+		if b.probe != nil && ctx.Err() == nil && b.probe() && ctx.Err() == nil {
+			b.timer.Reset(timeout)
+			return
+		}
 		b.fired.Store(true)
 		cancel()
 	})
+	b.timer.Stop()
+	b.timer.Reset(timeout)
 	return b
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,7 +77,7 @@ func TestEtcdError(t *testing.T) {
 func TestEtcdBudgetPausesForCallbacks(t *testing.T) {
 	t.Parallel()
 	const timeout = 50 * time.Millisecond
-	b := newEtcdBudget(context.Background(), timeout)
+	b := newEtcdBudget(context.Background(), timeout, nil)
 	defer b.stop()
 	b.pause()
 	time.Sleep(3 * timeout)
@@ -91,5 +92,32 @@ func TestEtcdBudgetPausesForCallbacks(t *testing.T) {
 	}
 	if !b.expired() {
 		t.Fatal("the context is done but the budget does not say it ran out")
+	}
+}
+
+// A read whose time runs out while etcd still answers the probe is given
+// the time again (it is slow for reasons of its own, such as a conversion
+// webhook); once etcd stops answering it is cancelled.
+func TestEtcdBudgetProbesBeforeGivingUp(t *testing.T) {
+	t.Parallel()
+	const timeout = 20 * time.Millisecond
+	var answers atomic.Int32
+	answers.Store(3)
+	probed := make(chan struct{}, 10)
+	b := newEtcdBudget(context.Background(), timeout, func() bool {
+		probed <- struct{}{}
+		return answers.Add(-1) >= 0
+	})
+	defer b.stop()
+	select {
+	case <-b.ctx.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the budget never ran out once etcd stopped answering")
+	}
+	if !b.expired() {
+		t.Fatal("the context is done but the budget does not say it ran out")
+	}
+	if n := len(probed); n != 4 {
+		t.Fatalf("etcd was probed %d times, want 4 (three answers, then none)", n)
 	}
 }
