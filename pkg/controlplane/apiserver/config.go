@@ -301,7 +301,7 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 		gcpadmission.Initializers(gc.LoopbackClientConfig, serviceResolver, gc.TracerProvider)...); err != nil {
 		return nil, fmt.Errorf("admission: %w", err)
 	}
-	gc.AdmissionControl = withBudgetAdmission(withNestingAdmission(gc.AdmissionControl, nesting.Limit))
+	gc.AdmissionControl = withGuardedAdmission(gc.AdmissionControl, nesting.Limit)
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		inner := withPatchInputErrors(withResourceVersionCheck(withVersion(h), codecs), codecs)

@@ -10,7 +10,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apiserver/pkg/admission"
@@ -95,7 +94,7 @@ func budgetFrom(ctx context.Context) *evalBudget {
 	return b
 }
 
-// withEvalBudget gives each write an evalBudget (armed by nestingAdmission
+// withEvalBudget gives each write an evalBudget (armed by guardedAdmission
 // for custom resources), and answers 422 when it is spent, whatever the
 // handler then writes.
 func withEvalBudget(next http.Handler, codecs serializer.CodecFactory, limit time.Duration) http.Handler {
@@ -135,7 +134,7 @@ func (w *budgetWriter) WriteHeader(code int) {
 }
 
 func (w *budgetWriter) Write(p []byte) (int, error) {
-	if !w.started && !w.start() || w.replaced {
+	if !w.start() {
 		return len(p), nil
 	}
 	return w.ResponseWriter.Write(p)
@@ -205,59 +204,4 @@ func (p budgetedPlugin) Validate(ctx context.Context, a admission.Attributes, o 
 	ctx, cancel := context.WithTimeout(ctx, p.limit)
 	defer cancel()
 	return v.Validate(ctx, a, o)
-}
-
-// budgetAdmission is an admission chain that arms the request's
-// evalBudget when mutating admission of a custom resource is done, and
-// disarms it when validating admission begins: between the two the registry
-// validates the object, running its CRD's rules.
-type budgetAdmission struct {
-	chain admission.Interface
-}
-
-// withBudgetAdmission wraps an admission chain with budgetAdmission.
-func withBudgetAdmission(chain admission.Interface) admission.Interface {
-	return budgetAdmission{chain: chain}
-}
-
-// Handles implements admission.Interface.
-func (b budgetAdmission) Handles(op admission.Operation) bool {
-	return op == admission.Create || op == admission.Update || b.chain.Handles(op)
-}
-
-// Admit implements admission.MutationInterface: the chain's, then the
-// budget starts for a custom resource.
-func (b budgetAdmission) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
-	if m, ok := b.chain.(admission.MutationInterface); ok && m.Handles(a.GetOperation()) {
-		if err := m.Admit(ctx, a, o); err != nil {
-			return err
-		}
-	}
-	if budget := budgetFrom(ctx); budget != nil && isCustomResource(a) {
-		budget.arm(fmt.Sprintf("%s %q", a.GetResource().GroupResource(), a.GetName()))
-	}
-	return nil
-}
-
-// Validate implements admission.ValidationInterface: the budget stops,
-// then the chain's.
-func (b budgetAdmission) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
-	if budget := budgetFrom(ctx); budget != nil {
-		budget.disarm()
-	}
-	if v, ok := b.chain.(admission.ValidationInterface); ok && v.Handles(a.GetOperation()) {
-		return v.Validate(ctx, a, o)
-	}
-	return nil
-}
-
-// isCustomResource says whether a writes a custom resource (whose registry
-// runs CEL rules with the request's context).
-func isCustomResource(a admission.Attributes) bool {
-	op := a.GetOperation()
-	if op != admission.Create && op != admission.Update {
-		return false
-	}
-	_, ok := a.GetObject().(runtime.Unstructured)
-	return ok
 }

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"mime"
@@ -10,10 +9,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/nesting"
@@ -74,58 +71,4 @@ func carriesObject(method string) bool {
 type readCloser struct {
 	io.Reader
 	io.Closer
-}
-
-// nestingAdmission refuses a created or updated object that nests more than
-// limit levels deep, before the validating admission plugins run and
-// before it is stored, and otherwise is the admission chain it wraps.
-// withNestingLimit bounds what a request sends; this bounds what it makes,
-// which a JSON patch's copies and moves can make deeper than anything it
-// sends. Kept under the limit, stored objects keep every later request's
-// patches cheap. Only objects whose types can hold arbitrary JSON are
-// measured: custom resources and CRDs.
-type nestingAdmission struct {
-	chain admission.Interface
-	limit int
-}
-
-// withNestingAdmission wraps an admission chain with nestingAdmission.
-func withNestingAdmission(chain admission.Interface, limit int) admission.Interface {
-	return nestingAdmission{chain: chain, limit: limit}
-}
-
-// Handles implements admission.Interface: the check is for creates and
-// updates, the chain's plugins for what they say.
-func (n nestingAdmission) Handles(op admission.Operation) bool {
-	return op == admission.Create || op == admission.Update || n.chain.Handles(op)
-}
-
-// Admit implements admission.MutationInterface: the chain's.
-func (n nestingAdmission) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
-	if m, ok := n.chain.(admission.MutationInterface); ok && m.Handles(a.GetOperation()) {
-		return m.Admit(ctx, a, o)
-	}
-	return nil
-}
-
-// Validate implements admission.ValidationInterface: the depth first, then
-// the chain's.
-func (n nestingAdmission) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
-	if op := a.GetOperation(); (op == admission.Create || op == admission.Update) && a.GetObject() != nil && n.measured(a) {
-		if nesting.ObjectDepth(a.GetObject(), n.limit) > n.limit {
-			return apierrors.NewBadRequest((&nesting.Error{Limit: n.limit, Where: "the object this request makes"}).Error())
-		}
-	}
-	if v, ok := n.chain.(admission.ValidationInterface); ok && v.Handles(a.GetOperation()) {
-		return v.Validate(ctx, a, o)
-	}
-	return nil
-}
-
-// measured says whether the object of a can nest without bound.
-func (n nestingAdmission) measured(a admission.Attributes) bool {
-	if _, ok := a.GetObject().(runtime.Unstructured); ok {
-		return true
-	}
-	return a.GetKind().GroupKind() == schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 }

@@ -1,0 +1,88 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/admission"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/nesting"
+)
+
+// guardedAdmission is the admission chain with gcp's request guards at the
+// seam between mutating and validating admission, where the registry
+// validates the object:
+//   - when mutating admission of a custom resource is done, the request's
+//     evalBudget starts, and it stops when validating admission begins, so
+//     the CRD's schema and CEL rules run within it;
+//   - before the validating plugins, a custom resource or CRD that nests more
+//     than limit levels deep (its managed fields not counted) is refused.
+//     withNestingLimit bounds what a request sends; this bounds what it
+//     makes, which a JSON patch's copies and moves can make deeper than
+//     anything it sends, so stored objects stay under the limit.
+type guardedAdmission struct {
+	chain admission.Interface
+	limit int
+}
+
+// withGuardedAdmission wraps an admission chain with guardedAdmission.
+func withGuardedAdmission(chain admission.Interface, limit int) admission.Interface {
+	return guardedAdmission{chain: chain, limit: limit}
+}
+
+// Handles implements admission.Interface: the guards are for creates and
+// updates, the chain's plugins for what they say.
+func (g guardedAdmission) Handles(op admission.Operation) bool {
+	return isWrite(op) || g.chain.Handles(op)
+}
+
+// Admit implements admission.MutationInterface: the chain's, then the
+// evaluation budget starts for a custom resource.
+func (g guardedAdmission) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	if m, ok := g.chain.(admission.MutationInterface); ok && m.Handles(a.GetOperation()) {
+		if err := m.Admit(ctx, a, o); err != nil {
+			return err
+		}
+	}
+	if budget := budgetFrom(ctx); budget != nil && isWrite(a.GetOperation()) && isCustomResource(a) {
+		budget.arm(fmt.Sprintf("%s %q", a.GetResource().GroupResource(), a.GetName()))
+	}
+	return nil
+}
+
+// Validate implements admission.ValidationInterface: the budget stops, the
+// object's depth is checked, then the chain's.
+func (g guardedAdmission) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
+	if budget := budgetFrom(ctx); budget != nil {
+		budget.disarm()
+	}
+	if isWrite(a.GetOperation()) && a.GetObject() != nil && (isCustomResource(a) || isCRD(a)) {
+		if nesting.ObjectDepth(a.GetObject(), g.limit) > g.limit {
+			return apierrors.NewBadRequest((&nesting.Error{Limit: g.limit, Where: "the object this request makes"}).Error())
+		}
+	}
+	if v, ok := g.chain.(admission.ValidationInterface); ok && v.Handles(a.GetOperation()) {
+		return v.Validate(ctx, a, o)
+	}
+	return nil
+}
+
+// isWrite says whether op writes an object the guards look at.
+func isWrite(op admission.Operation) bool { return op == admission.Create || op == admission.Update }
+
+// isCustomResource says whether a's object is a custom resource (whose
+// registry runs CEL rules with the request's context, and whose fields can
+// nest without bound).
+func isCustomResource(a admission.Attributes) bool {
+	_, ok := a.GetObject().(runtime.Unstructured)
+	return ok
+}
+
+// isCRD says whether a's object is a CustomResourceDefinition, whose schema
+// can nest without bound.
+func isCRD(a admission.Attributes) bool {
+	return a.GetKind().GroupKind() == schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+}
