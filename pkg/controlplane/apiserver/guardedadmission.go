@@ -19,10 +19,13 @@ import (
 //     evalBudget starts, and it stops when validating admission begins, so
 //     the CRD's schema and CEL rules run within it;
 //   - before the validating plugins, a custom resource or CRD that nests more
-//     than limit levels deep (its managed fields not counted) is refused.
+//     than limit levels deep (its managed fields not counted) is refused, and
+//     an object of any resource whose maps are wider than nesting.Width
+//     allows, unless it is no wider than the object it replaces.
 //     withNestingLimit bounds what a request sends; this bounds what it
 //     makes, which a JSON patch's copies and moves can make deeper than
-//     anything it sends, so stored objects stay under the limit.
+//     anything it sends, and merge patches wider over several requests than
+//     any one of them, so stored objects stay under the limits.
 type guardedAdmission struct {
 	chain admission.Interface
 	limit int
@@ -54,7 +57,7 @@ func (g guardedAdmission) Admit(ctx context.Context, a admission.Attributes, o a
 }
 
 // Validate implements admission.ValidationInterface: the budget stops, the
-// object's depth is checked, then the chain's.
+// object's depth and width are checked, then the chain's.
 func (g guardedAdmission) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
 	if budget := budgetFrom(ctx); budget != nil {
 		budget.disarm()
@@ -64,10 +67,25 @@ func (g guardedAdmission) Validate(ctx context.Context, a admission.Attributes, 
 			return apierrors.NewBadRequest((&nesting.Error{Limit: g.limit, Where: "the object this request makes"}).Error())
 		}
 	}
+	if isWrite(a.GetOperation()) && a.GetObject() != nil && tooWide(a.GetObject(), a.GetOldObject()) {
+		return apierrors.NewBadRequest((&nesting.Error{Limit: g.limit, Where: "the object this request makes", Wide: true}).Error())
+	}
 	if v, ok := g.chain.(admission.ValidationInterface); ok && v.Handles(a.GetOperation()) {
 		return v.Validate(ctx, a, o)
 	}
 	return nil
+}
+
+// tooWide says whether obj's maps are wider than nesting.Width allows
+// (nesting.ObjectLoad) and wider than old's, the object it replaces, if
+// any: an object stored before the limit, or before it was lowered, can
+// still be written as long as it does not grow, so that it can be shrunk.
+func tooWide(obj, old runtime.Object) bool {
+	load := nesting.ObjectLoad(obj)
+	if load <= nesting.Width*nesting.Width {
+		return false
+	}
+	return old == nil || nesting.ObjectLoad(old) < load
 }
 
 // isWrite says whether op writes an object the guards look at.

@@ -11,11 +11,7 @@
 // runs, in time linear in the body's size.
 package nesting
 
-import (
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/runtime"
-)
+import "fmt"
 
 // Limit is how many levels of objects and lists within one another a request
 // body may have: {"a":{"b":[1]}} has three. The deepest objects Kubernetes'
@@ -99,66 +95,4 @@ func Check(mediaType string, body []byte, limit int) error {
 		}
 	}
 	return nil
-}
-
-// ObjectDepth returns how deeply a decoded object nests, not counting its
-// managed fields (which follow the object's shape four levels further
-// down), or limit+1 once it passes limit. It is for what a request makes
-// rather than what it sends: a JSON patch can copy a subtree deeper than
-// any body it carries. An unstructured object (a custom resource) is walked
-// as it is; a typed one is converted to its unstructured form first.
-func ObjectDepth(obj any, limit int) int {
-	var content map[string]any
-	switch o := obj.(type) {
-	case interface{ UnstructuredContent() map[string]any }:
-		content = o.UnstructuredContent()
-	default:
-		converted, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			return 0
-		}
-		content = converted
-	}
-	deepest := 0
-	for key, value := range content {
-		if meta, ok := value.(map[string]any); ok && key == "metadata" {
-			for k, v := range meta {
-				if k != "managedFields" {
-					deepest = max(deepest, valueDepth(v, limit-2)+1)
-				}
-			}
-			continue
-		}
-		deepest = max(deepest, valueDepth(value, limit-1))
-		if deepest >= limit {
-			break
-		}
-	}
-	return deepest + 1
-}
-
-// valueDepth is the nesting of a decoded JSON value, up to limit+1.
-func valueDepth(v any, limit int) int {
-	var children []any
-	switch v := v.(type) {
-	case map[string]any:
-		for _, c := range v {
-			children = append(children, c)
-		}
-	case []any:
-		children = v
-	default:
-		return 0
-	}
-	if limit < 1 {
-		return 1
-	}
-	deepest := 0
-	for _, c := range children {
-		deepest = max(deepest, valueDepth(c, limit-1))
-		if deepest >= limit {
-			break
-		}
-	}
-	return deepest + 1
 }
