@@ -15,13 +15,16 @@ import (
 // guardedAdmission is the admission chain with gcp's request guards at the
 // seam between mutating and validating admission, where the registry
 // validates the object:
-//   - when mutating admission of a custom resource is done, the request's
-//     evalBudget starts, and it stops when validating admission begins, so
-//     the CRD's schema and CEL rules run within it;
+//   - when mutating admission is done, an object of any resource with a map
+//     key longer than nesting.KeyLength is refused (withNestingLimit finds
+//     long keys in JSON, YAML and CBOR bodies, this in protobuf too), and
+//     one whose maps are wider than nesting.Width allows, unless it is no
+//     wider than the object it replaces;
+//   - then, for a custom resource, the request's evalBudget starts, and it
+//     stops when validating admission begins, so the CRD's schema and CEL
+//     rules run within it;
 //   - before the validating plugins, a custom resource or CRD that nests more
-//     than limit levels deep (its managed fields not counted) is refused, and
-//     an object of any resource whose maps are wider than nesting.Width
-//     allows, unless it is no wider than the object it replaces.
+//     than limit levels deep (its managed fields not counted) is refused.
 //     withNestingLimit bounds what a request sends; this bounds what it
 //     makes, which a JSON patch's copies and moves can make deeper than
 //     anything it sends, and merge patches wider over several requests than
@@ -42,13 +45,22 @@ func (g guardedAdmission) Handles(op admission.Operation) bool {
 	return isWrite(op) || g.chain.Handles(op)
 }
 
-// Admit implements admission.MutationInterface: the chain's, then the
-// evaluation budget starts for a custom resource.
+// Admit implements admission.MutationInterface: the chain's, then an
+// object with a key longer than nesting.KeyLength, or wider than
+// nesting.Width allows, is refused before the registry validates it (which
+// quotes a key into each error, and walks a custom resource's every
+// member), then the evaluation budget starts for a custom resource.
 func (g guardedAdmission) Admit(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
 	if m, ok := g.chain.(admission.MutationInterface); ok && m.Handles(a.GetOperation()) {
 		if err := m.Admit(ctx, a, o); err != nil {
 			return err
 		}
+	}
+	if isWrite(a.GetOperation()) && a.GetObject() != nil && nesting.ObjectKey(a.GetObject()) > nesting.KeyLength {
+		return apierrors.NewBadRequest((&nesting.Error{Limit: g.limit, Where: "the object this request makes", LongKey: true}).Error())
+	}
+	if isWrite(a.GetOperation()) && a.GetObject() != nil && tooWide(a.GetObject(), a.GetOldObject()) {
+		return apierrors.NewBadRequest((&nesting.Error{Limit: g.limit, Where: "the object this request makes", Wide: true}).Error())
 	}
 	if budget := budgetFrom(ctx); budget != nil && isWrite(a.GetOperation()) && isCustomResource(a) {
 		budget.arm(fmt.Sprintf("%s %q", a.GetResource().GroupResource(), a.GetName()))
@@ -57,7 +69,7 @@ func (g guardedAdmission) Admit(ctx context.Context, a admission.Attributes, o a
 }
 
 // Validate implements admission.ValidationInterface: the budget stops, the
-// object's depth and width are checked, then the chain's.
+// object's depth is checked, then the chain's.
 func (g guardedAdmission) Validate(ctx context.Context, a admission.Attributes, o admission.ObjectInterfaces) error {
 	if budget := budgetFrom(ctx); budget != nil {
 		budget.disarm()
@@ -66,9 +78,6 @@ func (g guardedAdmission) Validate(ctx context.Context, a admission.Attributes, 
 		if nesting.ObjectDepth(a.GetObject(), g.limit) > g.limit {
 			return apierrors.NewBadRequest((&nesting.Error{Limit: g.limit, Where: "the object this request makes"}).Error())
 		}
-	}
-	if isWrite(a.GetOperation()) && a.GetObject() != nil && tooWide(a.GetObject(), a.GetOldObject()) {
-		return apierrors.NewBadRequest((&nesting.Error{Limit: g.limit, Where: "the object this request makes", Wide: true}).Error())
 	}
 	if v, ok := g.chain.(admission.ValidationInterface); ok && v.Handles(a.GetOperation()) {
 		return v.Validate(ctx, a, o)

@@ -11,8 +11,9 @@ import (
 
 // FuzzCheck holds the measures to what a decoder makes of the same bytes,
 // with depth and width as explicit dimensions of the seeds: JSON's depth is
-// the decoded value's; YAML's one-pass bound is never below the depth of
-// the node tree; and no body, in any media type, panics.
+// the decoded value's, and its longest key as written is no shorter than
+// the decoded value's longest; YAML's one-pass bound is never below the
+// depth of the node tree; and no body, in any media type, panics.
 func FuzzCheck(f *testing.F) {
 	const limit = 20
 	for _, depth := range []int{0, 1, limit - 1, limit, limit + 1, 3 * limit} {
@@ -24,6 +25,9 @@ func FuzzCheck(f *testing.F) {
 	f.Add(0, 1, []byte("a: &a [[[x]]]\nb: [[*a, *a]]\n"))
 	f.Add(0, 1, []byte("? - - a\n: - - b\n"))
 	f.Add(0, 1, []byte("k8s\x00\x0a\x02\x0a\x00"))
+	f.Add(2, 2, []byte(`{"k\u00e9\"y":["a:b"],"":{"\\":1}}`))
+	f.Add(0, 1, []byte("\xd9\xd9\xf7\xbf\x7f\x61a\x62bc\xff\x9f\x01\xff\x5f\x41a\xff\xc1\x01\xff"))
+	f.Add(0, 1, []byte("a:\n  ? |\n    long\n  : v\n"))
 	f.Fuzz(func(t *testing.T, depth, width int, leaf []byte) {
 		if depth < 0 || depth > 5*limit || width < 1 || width > 8 || len(leaf) > 512 {
 			return
@@ -38,6 +42,11 @@ func FuzzCheck(f *testing.F) {
 			if err := json.Unmarshal(body, &v); err == nil {
 				if got, want := jsonDepth(body, limit), min(valueDepth(v, 1<<20), limit+1); got != want {
 					t.Fatalf("jsonDepth %d, decoded depth %d: %q", got, want, body)
+				}
+				decoded := walker{keys: true}
+				decoded.value(v)
+				if _, _, key := scanJSON(body, 1<<20); key < decoded.key {
+					t.Fatalf("scanJSON's longest key %d, decoded %d: %q", key, decoded.key, body)
 				}
 			}
 		}

@@ -8,25 +8,30 @@ import (
 
 // checkJSON measures a JSON body's depth and the load of its objects.
 func checkJSON(body []byte, limit, width int) error {
-	depth, load := scanJSON(body, limit)
-	if depth > limit {
+	depth, load, key := scanJSON(body, limit)
+	switch {
+	case depth > limit:
 		return &Error{Limit: limit}
-	}
-	if load > width*width {
+	case load > width*width:
 		return &Error{Limit: limit, Wide: true}
+	case key > KeyLength:
+		return &Error{Limit: limit, LongKey: true}
 	}
 	return nil
 }
 
-// scanJSON returns the greatest nesting of objects and arrays in data, and
-// the members of each object squared and summed (its load: the colons
-// outside strings, counted per object), in one pass. It stops, with the
-// depth at limit+1, as soon as the depth passes limit. It does not validate
-// the JSON: brackets and colons outside strings are counted as they come.
-func scanJSON(data []byte, limit int) (depth, load int) {
+// scanJSON returns the greatest nesting of objects and arrays in data, the
+// members of each object squared and summed (its load: the colons outside
+// strings, counted per object), and the length of its longest member name
+// as written (a string followed by a colon, escapes as they are), in one
+// pass. It stops, with the depth at limit+1, as soon as the depth passes
+// limit. It does not validate the JSON: brackets, strings and colons are
+// counted as they come.
+func scanJSON(data []byte, limit int) (depth, load, key int) {
 	var members []int // of each open object or array, innermost last
 	inString, escaped := false, false
-	for _, c := range data {
+	start, last := 0, 0 // where the open string began; the last one's length
+	for i, c := range data {
 		if inString {
 			switch {
 			case escaped:
@@ -35,18 +40,19 @@ func scanJSON(data []byte, limit int) (depth, load int) {
 				escaped = true
 			case c == '"':
 				inString = false
+				last = i - start - 1
 			}
 			continue
 		}
 		switch c {
 		case '"':
-			inString = true
+			inString, start = true, i
 		case '{', '[':
 			members = append(members, 0)
 			if len(members) > depth {
 				depth = len(members)
 				if depth > limit {
-					return depth, load
+					return depth, load, key
 				}
 			}
 		case '}', ']':
@@ -59,14 +65,15 @@ func scanJSON(data []byte, limit int) (depth, load int) {
 				load += 2*members[len(members)-1] + 1
 				members[len(members)-1]++
 			}
+			key = max(key, last)
 		}
 	}
-	return depth, load
+	return depth, load, key
 }
 
 // jsonDepth returns the depth scanJSON finds.
 func jsonDepth(data []byte, limit int) int {
-	depth, _ := scanJSON(data, limit)
+	depth, _, _ := scanJSON(data, limit)
 	return depth
 }
 
@@ -81,7 +88,8 @@ type jsonPatchOperation struct {
 
 // checkJSONPatch counts each operation's path segments and its value's own
 // depth together: {"op":"add","path":"/a/b","value":{"c":1}} makes an object
-// three levels deep. A copy or a move to a path deeper than where it takes
+// three levels deep; each segment of a path is a key, at most KeyLength
+// bytes long. A copy or a move to a path deeper than where it takes
 // from deepens what it carries by the difference, whatever that is; together
 // the operations of one patch may deepen the document by at most limit
 // levels, so no patch makes more than twice the limit before the object's
@@ -89,12 +97,14 @@ type jsonPatchOperation struct {
 // operations passes (the handler says what is wrong with it).
 func checkJSONPatch(body []byte, limit int) error {
 	// The list and its operation objects add two levels to each value.
-	depth, load := scanJSON(body, limit+2)
-	if depth > limit+2 {
+	depth, load, key := scanJSON(body, limit+2)
+	switch {
+	case depth > limit+2:
 		return &Error{Limit: limit}
-	}
-	if load > Width*Width {
+	case load > Width*Width:
 		return &Error{Limit: limit, Wide: true}
+	case key > KeyLength:
+		return &Error{Limit: limit, LongKey: true}
 	}
 	var ops []jsonPatchOperation
 	if err := json.Unmarshal(body, &ops); err != nil {
@@ -102,6 +112,10 @@ func checkJSONPatch(body []byte, limit int) error {
 	}
 	deepened := 0
 	for i, op := range ops {
+		// A path's segments are the keys its value lands under.
+		if longestSegment(op.Path) > KeyLength || longestSegment(op.From) > KeyLength {
+			return &Error{Limit: limit, LongKey: true, Where: fmt.Sprintf("operation %d, path %q", i, truncate(op.Path, 80))}
+		}
 		if segments(op.Path)+jsonDepth(op.Value, limit) > limit {
 			return &Error{Limit: limit, Where: fmt.Sprintf("operation %d, path %q", i, truncate(op.Path, 80))}
 		}
@@ -118,6 +132,16 @@ func checkJSONPatch(body []byte, limit int) error {
 // segments counts the levels a JSON pointer descends.
 func segments(pointer string) int {
 	return strings.Count(pointer, "/")
+}
+
+// longestSegment is the length of a JSON pointer's longest segment, as
+// written.
+func longestSegment(pointer string) int {
+	longest := 0
+	for segment := range strings.SplitSeq(pointer, "/") {
+		longest = max(longest, len(segment))
+	}
+	return longest
 }
 
 // truncate shortens s to at most n bytes for a message.

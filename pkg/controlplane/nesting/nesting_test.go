@@ -2,6 +2,7 @@ package nesting
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -322,5 +323,57 @@ func TestCheckWidth(t *testing.T) {
 	}
 	if err := Check("application/vnd.kubernetes.protobuf", buf.Bytes(), Limit); err != nil {
 		t.Errorf("a protobuf ConfigMap of one long value: %v", err)
+	}
+}
+
+func TestCheckKeyLength(t *testing.T) {
+	long, atLimit := strings.Repeat("k", KeyLength+1), strings.Repeat("k", KeyLength)
+	cborOf := func(v any) string {
+		b, err := cbor.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	// An indefinite-length text string of two chunks, as a map's key.
+	chunked := func(n int) string {
+		return "\xd9\xd9\xf7\xa1\x7f" + cborOf(strings.Repeat("k", n/2)) + cborOf(strings.Repeat("k", n-n/2)) + "\xff\x01"
+	}
+	for _, tt := range []struct {
+		name, mediaType, body string
+		long                  bool
+	}{
+		{"JSON key past the limit", "application/json", `{"data":{"` + long + `":"v"}}`, true},
+		{"JSON key at the limit", "application/json", `{"data":{"` + atLimit + `":"v"}}`, false},
+		{"JSON value past the limit is no key", "application/json", `{"data":{"k":"` + long + `"}}`, false},
+		{"JSON list items are no keys", "application/json", `{"a":["` + long + `"]}`, false},
+		{"escapes count as written", "application/json", `{"` + strings.Repeat(`\u0041`, KeyLength/6+1) + `":1}`, true},
+		{"merge patch", "application/merge-patch+json", `{"data":{"` + long + `":null}}`, true},
+		{"JSON patch path", "application/json-patch+json", `[{"op":"add","path":"/data/` + long + `","value":"v"}]`, true},
+		{"JSON patch from", "application/json-patch+json", `[{"op":"copy","from":"/data/` + long + `","path":"/data/a"}]`, true},
+		{"JSON patch path at the limit", "application/json-patch+json", `[{"op":"add","path":"/data/` + atLimit + `","value":"v"}]`, false},
+		{"JSON as YAML", "application/apply-patch+yaml", `{"data":{"` + long + `":"v"}}`, true},
+		{"YAML explicit key", "application/yaml", "data:\n  ? " + long + "\n  : v\n", true},
+		{"YAML explicit key in flow", "application/yaml", "data: {? " + long + " : v}\n", true},
+		{"YAML explicit key at the limit", "application/yaml", "data:\n  ? " + atLimit + "\n  : v\n", false},
+		{"YAML alias to a long key", "application/yaml", "a: &a " + long + "\ndata:\n  *a : v\n", true},
+		{"YAML long value", "application/yaml", "data:\n  k: " + long + "\n  q: what?\n", false},
+		{"CBOR key", "application/cbor", "\xd9\xd9\xf7" + cborOf(map[string]any{"data": map[string]any{long: "v"}}), true},
+		{"CBOR byte string key", "application/cbor", "\xa1\x5a" + string(binary.BigEndian.AppendUint32(nil, uint32(len(long)))) + long + "\x01", true},
+		{"CBOR key at the limit", "application/cbor", cborOf(map[string]any{"data": map[string]any{atLimit: "v"}}), false},
+		{"CBOR value", "application/cbor", cborOf(map[string]any{"data": []any{long, map[string]any{"k": long}}}), false},
+		{"CBOR chunked key", "application/cbor", chunked(KeyLength + 1), true},
+		{"CBOR chunked key at the limit", "application/cbor", chunked(KeyLength), false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check(tt.mediaType, []byte(tt.body), Limit)
+			var e *Error
+			if got := errors.As(err, &e) && e.LongKey; got != tt.long {
+				t.Fatalf("long key: got %v (%v), want %v", got, err, tt.long)
+			}
+			if tt.long && !strings.Contains(err.Error(), fmt.Sprintf("at most %d bytes", KeyLength)) {
+				t.Errorf("the message does not name the limit: %v", err)
+			}
+		})
 	}
 }

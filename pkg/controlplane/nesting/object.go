@@ -80,81 +80,142 @@ func valueDepth(v any, limit int) int {
 // only the fields whose types can hold a map: an ordinary ConfigMap costs
 // a few of its fields and the lengths of its maps, not a conversion.
 func ObjectLoad(obj any) int {
-	if u, ok := obj.(interface{ UnstructuredContent() map[string]any }); ok {
-		content := u.UnstructuredContent()
-		load := len(content) * len(content)
-		for key, value := range content {
-			if meta, ok := value.(map[string]any); ok && key == "metadata" {
-				load += len(meta) * len(meta)
-				for k, v := range meta {
-					if k != "managedFields" {
-						load += valueLoad(v)
-					}
-				}
-				continue
-			}
-			load += valueLoad(value)
-		}
-		return load
-	}
-	return typedLoad(reflect.ValueOf(obj))
+	w := walker{}
+	w.object(obj)
+	return w.load
 }
 
-// valueLoad is the load of a decoded JSON value.
-func valueLoad(v any) int {
+// ObjectKey returns the length of the longest key of a decoded object's
+// maps, its managed fields not counted, for KeyLength. It is for bodies
+// whose keys Check cannot find (protobuf, where a map entry's key is a
+// string field like any other), so it walks the keys of every map, where
+// ObjectLoad needs only their lengths.
+func ObjectKey(obj any) int {
+	w := walker{keys: true}
+	w.object(obj)
+	return w.key
+}
+
+// walker measures a decoded object's maps: their load, and with keys their
+// longest key.
+type walker struct {
+	keys      bool
+	load, key int
+}
+
+// object walks an unstructured object as it is, but for its managed
+// fields, and a typed one by reflection.
+func (w *walker) object(obj any) {
+	u, ok := obj.(interface{ UnstructuredContent() map[string]any })
+	if !ok {
+		w.typed(reflect.ValueOf(obj))
+		return
+	}
+	content := u.UnstructuredContent()
+	w.mapOf(content)
+	for key, value := range content {
+		if meta, ok := value.(map[string]any); ok && key == "metadata" {
+			w.mapOf(meta)
+			for k, v := range meta {
+				if k != "managedFields" {
+					w.value(v)
+				}
+			}
+			continue
+		}
+		w.value(value)
+	}
+}
+
+// mapOf counts an unstructured map's members, and its keys.
+func (w *walker) mapOf(m map[string]any) {
+	w.load += len(m) * len(m)
+	if w.keys {
+		for k := range m {
+			w.key = max(w.key, len(k))
+		}
+	}
+}
+
+// value walks a decoded JSON value.
+func (w *walker) value(v any) {
 	switch v := v.(type) {
 	case map[string]any:
-		load := len(v) * len(v)
+		w.mapOf(v)
 		for _, c := range v {
-			load += valueLoad(c)
+			w.value(c)
 		}
-		return load
 	case []any:
-		load := 0
 		for _, c := range v {
-			load += valueLoad(c)
+			w.value(c)
 		}
-		return load
 	}
-	return 0
 }
 
-// typedLoad is the load of a typed value: the lengths of its maps, squared
-// and summed, through the encoded fields, elements and values whose types
-// can hold a map. A typed object's managed fields hold no map (their field
-// sets are raw JSON), so nothing is skipped.
-func typedLoad(v reflect.Value) int {
+// typed walks a typed value: the lengths of its maps (and their keys),
+// through the encoded fields, elements and values whose types can hold a
+// map. A typed object's managed fields hold no map (their field sets are
+// raw JSON), so nothing is skipped.
+func (w *walker) typed(v reflect.Value) {
 	if !v.IsValid() || !holdsMap(v.Type()) {
-		return 0
+		return
 	}
 	switch v.Kind() {
 	case reflect.Map:
-		load := v.Len() * v.Len()
+		w.load += v.Len() * v.Len()
+		if w.keys {
+			w.typedKeys(v)
+		}
 		if holdsMap(v.Type().Elem()) {
 			for it := v.MapRange(); it.Next(); {
-				load += typedLoad(it.Value())
+				w.typed(it.Value())
 			}
 		}
-		return load
 	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return 0
+		if !v.IsNil() {
+			w.typed(v.Elem())
 		}
-		return typedLoad(v.Elem())
 	case reflect.Slice, reflect.Array:
-		load := 0
 		for i := range v.Len() {
-			load += typedLoad(v.Index(i))
+			w.typed(v.Index(i))
 		}
-		return load
 	case reflect.Struct:
-		load := 0
 		for _, i := range mapFields(v.Type()) {
-			load += typedLoad(v.Field(i))
+			w.typed(v.Field(i))
 		}
-		return load
 	}
-	return 0
+}
+
+// typedKeys measures the keys of a typed map whose keys are strings: the
+// maps of Kubernetes' types directly, others through one reused key value,
+// so that no key is copied.
+func (w *walker) typedKeys(v reflect.Value) {
+	if v.Type().Key().Kind() != reflect.String {
+		return
+	}
+	if !v.CanInterface() { // reached through an embedded unexported struct
+		for it := v.MapRange(); it.Next(); {
+			w.key = max(w.key, it.Key().Len())
+		}
+		return
+	}
+	switch m := v.Interface().(type) {
+	case map[string]string:
+		for k := range m {
+			w.key = max(w.key, len(k))
+		}
+		return
+	case map[string][]byte:
+		for k := range m {
+			w.key = max(w.key, len(k))
+		}
+		return
+	}
+	key := reflect.New(v.Type().Key()).Elem()
+	for it := v.MapRange(); it.Next(); {
+		key.SetIterKey(it)
+		w.key = max(w.key, key.Len())
+	}
 }
 
 // typeShapes caches, for each type walked, whether it can hold a map.

@@ -115,3 +115,42 @@ func BenchmarkObjectLoad(b *testing.B) {
 		}
 	})
 }
+
+// TestObjectKey: the longest key of any map of an object, typed or not,
+// managed fields not counted.
+func TestObjectKey(t *testing.T) {
+	type named string
+	type embedded struct{ E map[named]int }
+	type hidden struct{ H map[string]int }
+	type holder struct {
+		embedded
+		hidden
+		M   map[string]map[string]int
+		Int map[int]string
+	}
+	for _, tt := range []struct {
+		name string
+		obj  any
+		want int
+	}{
+		{"a ConfigMap's data", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"abc": ""}}, Data: map[string]string{"abcdef": ""}}, 6},
+		{"a Secret's data", &corev1.Secret{Data: map[string][]byte{"abcdefg": nil}}, 7},
+		{"a label", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"abcd": ""}}}, 4},
+		{"other maps", &holder{
+			embedded: embedded{E: map[named]int{"abcdefgh": 1}},
+			hidden:   hidden{H: map[string]int{"abcdefghijk": 1}},
+			M:        map[string]map[string]int{"a": {"abcdefghi": 1}},
+			Int:      map[int]string{1234567890: ""},
+		}, 11},
+		{"unstructured", &unstructured{map[string]any{
+			"metadata": map[string]any{"name": "a", "managedFields": []any{map[string]any{"fieldsV1": map[string]any{"f:abcdefghijklmnop": map[string]any{}}}}},
+			"x":        []any{map[string]any{"abcdefghijklmno": 1}},
+		}}, 15},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ObjectKey(tt.obj); got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -13,14 +13,14 @@ import (
 // checkYAML measures a YAML body. JSON is YAML, and what clients send as
 // YAML most often is JSON (kubectl's and client-go's server-side apply):
 // that is measured as JSON. Other YAML is first bounded cheaply (yamlBound);
-// only when the bound passes the limit is it read as a node tree, which
+// only when the bound passes a limit is it read as a node tree, which
 // keeps an alias as a reference to its anchor instead of a copy, and
 // measured, an alias counting as deep as what it refers to.
 func checkYAML(body []byte, limit int) error {
 	if json.Valid(body) {
 		return checkJSON(body, limit, Width)
 	}
-	if yamlBound(body) <= limit && yamlWidthBound(body) <= Width {
+	if yamlBound(body) <= limit && yamlWidthBound(body) <= Width && !mayHaveLongKey(body) {
 		return nil
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(body))
@@ -43,6 +43,9 @@ func checkYAML(body []byte, limit int) error {
 		}
 		if m.load > Width*Width {
 			return &Error{Limit: limit, Wide: true}
+		}
+		if m.key > KeyLength {
+			return &Error{Limit: limit, LongKey: true}
 		}
 	}
 }
@@ -85,6 +88,28 @@ func yamlWidthBound(body []byte) int {
 	return bytes.Count(body, []byte{':'}) + bytes.Count(body, []byte{','}) + bytes.Count(body, []byte{'?'})
 }
 
+// mayHaveLongKey says whether a YAML body may have a key longer than
+// KeyLength. The parser takes an implicit key ("key: value", in block or
+// flow style) only on one line of at most 1,024 characters, so a longer key
+// is an explicit one ("? key"), or an alias to a long anchor (which
+// yamlBound sends to the node tree already), in a body longer than the key.
+func mayHaveLongKey(body []byte) bool {
+	if len(body) <= KeyLength {
+		return false
+	}
+	for i := bytes.IndexByte(body, '?'); i >= 0; {
+		if i+1 == len(body) || body[i+1] == ' ' || body[i+1] == '\t' || body[i+1] == '\n' || body[i+1] == '\r' {
+			return true
+		}
+		next := bytes.IndexByte(body[i+1:], '?')
+		if next < 0 {
+			break
+		}
+		i += next + 1
+	}
+	return false
+}
+
 // yamlMeasure measures YAML node trees, each anchored node once.
 type yamlMeasure struct {
 	limit int
@@ -93,6 +118,9 @@ type yamlMeasure struct {
 	depths map[*yaml.Node]int
 	// load is the entries of each mapping measured, squared and summed.
 	load int
+	// key is the length of the longest scalar key measured, an alias
+	// counting as its anchor.
+	key int
 }
 
 func (m *yamlMeasure) depth(n *yaml.Node) int {
@@ -121,6 +149,15 @@ func (m *yamlMeasure) depth(n *yaml.Node) int {
 	case yaml.MappingNode, yaml.SequenceNode:
 		if n.Kind == yaml.MappingNode {
 			m.load += (len(n.Content) / 2) * (len(n.Content) / 2)
+			for i := 0; i < len(n.Content); i += 2 {
+				key := n.Content[i]
+				if key.Kind == yaml.AliasNode && key.Alias != nil {
+					key = key.Alias
+				}
+				if key.Kind == yaml.ScalarNode {
+					m.key = max(m.key, len(key.Value))
+				}
+			}
 		}
 		deepest := 0
 		for _, c := range n.Content {
