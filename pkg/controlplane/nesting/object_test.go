@@ -106,6 +106,19 @@ func BenchmarkObjectLoad(b *testing.B) {
 			}
 		})
 	}
+	for _, bc := range []struct {
+		name string
+		obj  runtime.Object
+	}{{"configmap-keys", ordinary}, {"configmap-at-width-keys", wide}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if ObjectKey(bc.obj) > KeyLength {
+					b.Fatal("too long")
+				}
+			}
+		})
+	}
 	b.Run("configmap-to-unstructured", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
