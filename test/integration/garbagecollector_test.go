@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/garbagecollector"
 	"github.com/gcp-project/gcp/pkg/testserver"
 )
@@ -529,4 +530,129 @@ func gcOrphanRound(s *testserver.Server, i int) error {
 		return fmt.Errorf("%w (last: %v)", err, last)
 	}
 	return err
+}
+
+// gcControllers runs the garbage collector with o against s, as
+// runControllers does, until stop is called (or the test ends).
+type gcControllers struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func gcRunControllers(t testing.TB, s *testserver.Server, o garbagecollector.Options) *gcControllers {
+	t.Helper()
+	opts := controllers.NewOptions([]controllers.Descriptor{garbagecollector.DescriptorWithOptions(o)})
+	opts.Kubeconfig = s.AdminKubeconfig
+	opts.UseServiceAccountCredentials = false
+	opts.SecureServing.BindPort = 0
+	opts.Generic.LeaderElection.LeaderElect = false
+	opts.Generic.ClientConnection.QPS, opts.Generic.ClientConnection.Burst = -1, -1
+	cfg, err := opts.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &gcControllers{cancel: cancel, done: make(chan error, 1)}
+	go func() { g.done <- controllers.Run(ctx, cfg) }()
+	t.Cleanup(func() { g.stop(t) })
+	return g
+}
+
+// stop stops the controllers and waits until they have; again is a no-op.
+func (g *gcControllers) stop(t testing.TB) {
+	t.Helper()
+	if g.done == nil {
+		return
+	}
+	g.cancel()
+	if err := <-g.done; err != nil {
+		t.Errorf("controllers: %v", err)
+	}
+	g.done = nil
+}
+
+// gcWaitCollecting waits until the collector collects: a dependent of a
+// configmap deleted in the background goes. Its monitors have then read
+// discovery and listed their resources.
+func gcWaitCollecting(t testing.TB, c kubernetes.Interface, ns, name string) {
+	t.Helper()
+	owner := gcConfigMap(t, c, ns, name+"-owner", nil)
+	gcConfigMap(t, c, ns, name+"-dependent", nil, gcConfigMapOwner(owner))
+	gcDelete(t, c, ns, name+"-owner", metav1.DeletePropagationBackground)
+	gcWaitGone(t, c, ns, name+"-dependent")
+}
+
+// TestGarbageCollectorOrphanSurvivesRestart (issue 28): orphaning does
+// not depend on the collector's memory. In each round a new CRD is
+// created after the running collector last read discovery; a configmap
+// owns one of its custom resources, and another of them, created at once
+// with others, owns a third. Both owners are deleted with the orphan
+// policy at once; then the controllers are restarted (a new collector,
+// which remembers nothing), in even rounds once the old one has let the
+// configmap go, in odd rounds at once. Both dependents must stay, without
+// the references. Half the collectors read discovery every 200 ms, half
+// never again after they start.
+func TestGarbageCollectorOrphanSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	dyn := dynamic.NewForConfigOrDie(s.AdminConfig)
+	const ns = "default"
+	orphan := metav1.DeletePropagationOrphan
+	deleteOrphan := metav1.DeleteOptions{PropagationPolicy: &orphan}
+	period := func(i int) time.Duration {
+		if i%4 < 2 {
+			return time.Hour
+		}
+		return 200 * time.Millisecond
+	}
+	gc := gcRunControllers(t, s, garbagecollector.Options{DiscoveryPeriod: period(0)})
+	gcWaitCollecting(t, s.Client, ns, "ready-0")
+
+	const rounds = 12
+	for i := range rounds {
+		plural, kind := fmt.Sprintf("restarts%d", i), fmt.Sprintf("Restart%d", i)
+		gvr := createCRD(t, s, "gc.example.com", plural, kind)
+		cm := gcConfigMap(t, s.Client, ns, fmt.Sprintf("restart-owner-%d", i), nil)
+		gcCreateCustom(t, dyn, gvr, kind, ns, "of-configmap", gcOwner(cm, "v1", "ConfigMap", true))
+		owner := gcCreateCustom(t, dyn, gvr, kind, ns, "a-owner")
+		for j := range 10 {
+			gcCreateCustom(t, dyn, gvr, kind, ns, fmt.Sprintf("m-other-%d", j))
+		}
+		gcCreateCustom(t, dyn, gvr, kind, ns, "z-of-custom", gcOwner(owner, gvr.GroupVersion().String(), kind, true))
+		if err := s.Client.CoreV1().ConfigMaps(ns).Delete(ctx, cm.Name, deleteOrphan); err != nil {
+			t.Fatal(err)
+		}
+		if err := dyn.Resource(gvr).Namespace(ns).Delete(ctx, "a-owner", deleteOrphan); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			gcWaitGone(t, s.Client, ns, cm.Name)
+		}
+		gc.stop(t)
+		gc = gcRunControllers(t, s, garbagecollector.Options{DiscoveryPeriod: period(i + 1)})
+
+		for _, name := range []string{"of-configmap", "z-of-custom"} {
+			gcEventually(t, fmt.Sprintf("round %d: %s orphaned", i, name), func(ctx context.Context) (bool, error) {
+				dep, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+				switch {
+				case apierrors.IsNotFound(err):
+					t.Fatalf("round %d: %s, the dependent of an owner deleted with the orphan policy, was deleted", i, name)
+				case err != nil:
+					return false, err
+				case len(dep.GetOwnerReferences()) != 0:
+					return false, fmt.Errorf("owner references %v", dep.GetOwnerReferences())
+				}
+				return true, nil
+			})
+		}
+		gcWaitGone(t, s.Client, ns, cm.Name)
+		gcEventually(t, fmt.Sprintf("round %d: custom owner gone", i), func(ctx context.Context) (bool, error) {
+			_, err := dyn.Resource(gvr).Namespace(ns).Get(ctx, "a-owner", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), err
+		})
+		// The next round's CRD must be newer than the new collector's
+		// first discovery.
+		gcWaitCollecting(t, s.Client, ns, fmt.Sprintf("ready-%d", i+1))
+	}
 }

@@ -3,6 +3,7 @@ package garbagecollector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -28,7 +29,15 @@ type collector struct {
 	// their resources' objects; each worker holds it for reading while it
 	// syncs a node, so that none acts on a graph that lacks them.
 	paused sync.RWMutex
+	// refresher brings the graph up to date before a worker removes a
+	// finalizer that lets an owner go (see errStale).
+	refresher *refresher
 }
+
+// syncFunc acts on a node. fresh says that a refresh, started after the
+// node was taken from its queue, has ended; without it, a sync that would
+// let an owner go returns errStale instead.
+type syncFunc func(ctx context.Context, n *node, fresh bool) error
 
 // runDeleteWorker processes attemptToDelete until it shuts down.
 func (c *collector) runDeleteWorker(ctx context.Context) {
@@ -43,8 +52,11 @@ func (c *collector) runOrphanWorker(ctx context.Context) {
 }
 
 // processNext syncs one node from q, retrying it later (rate limited) if
-// that failed. The queue hands a node to one worker at a time.
-func (c *collector) processNext(ctx context.Context, q workqueue.TypedRateLimitingInterface[*node], sync func(context.Context, *node) error) bool {
+// that failed. The queue hands a node to one worker at a time. A sync that
+// asks for it (errStale) is run again after a refresh, which is done
+// without holding paused: a refresh may start monitors, which pauses the
+// workers.
+func (c *collector) processNext(ctx context.Context, q workqueue.TypedRateLimitingInterface[*node], sync syncFunc) bool {
 	n, quit := q.Get()
 	if quit {
 		return false
@@ -52,8 +64,18 @@ func (c *collector) processNext(ctx context.Context, q workqueue.TypedRateLimiti
 	defer q.Done(n)
 
 	c.paused.RLock()
-	err := sync(ctx, n)
+	err := sync(ctx, n, false)
 	c.paused.RUnlock()
+	if errors.Is(err, errStale) {
+		if err = c.refresher.wait(ctx); err == nil {
+			c.paused.RLock()
+			err = sync(ctx, n, true)
+			c.paused.RUnlock()
+		} else {
+			st, _ := c.graph.state(n)
+			err = fmt.Errorf("%s waits until every resource served is watched: %w", st.identity, err)
+		}
+	}
 	logger := klog.FromContext(ctx)
 	var mapping *mappingError
 	switch {

@@ -138,6 +138,8 @@ type controller struct {
 	mapper          meta.ResettableRESTMapper
 	workers         int
 	discoveryPeriod time.Duration
+	// resyncMu makes resyncs (periodic, and refreshes') one at a time.
+	resyncMu sync.Mutex
 }
 
 var _ controllers.Controller = &controller{}
@@ -152,7 +154,7 @@ func newController(c config) *controller {
 		attemptToOrphan: newQueue("garbage_collector_attempt_to_orphan"),
 		absent:          absent,
 	}
-	return &controller{
+	ctrl := &controller{
 		builder: b,
 		collector: &collector{
 			graph: g, builder: b, objects: &objects{client: c.metadata, mapper: c.mapper},
@@ -170,6 +172,8 @@ func newController(c config) *controller {
 		workers:         c.workers,
 		discoveryPeriod: c.discoveryPeriod,
 	}
+	ctrl.collector.refresher = &refresher{refresh: ctrl.refresh}
+	return ctrl
 }
 
 // newQueue is a work queue that retries a node quickly at first, backing
@@ -203,10 +207,11 @@ func (c *controller) Run(ctx context.Context) {
 		c.builder.attemptToDelete.ShutDown()
 		c.builder.attemptToOrphan.ShutDown()
 		wg.Wait()
+		c.collector.refresher.wg.Wait()
 		c.monitors.stopAll()
 	}()
 	wg.Go(c.builder.run)
-	wg.Go(func() { wait.UntilWithContext(ctx, c.resync, c.discoveryPeriod) })
+	wg.Go(func() { wait.UntilWithContext(ctx, func(ctx context.Context) { _ = c.resync(ctx) }, c.discoveryPeriod) })
 	for range c.workers {
 		wg.Go(func() { wait.UntilWithContext(ctx, c.collector.runDeleteWorker, time.Second) })
 		wg.Go(func() { wait.UntilWithContext(ctx, c.collector.runOrphanWorker, time.Second) })
@@ -216,35 +221,41 @@ func (c *controller) Run(ctx context.Context) {
 
 // resync makes the monitors follow discovery and, when the set of
 // resources changed, resets the REST mapper so that it knows new kinds.
+// It runs every discovery period, and in each refresh (see fresh.go);
+// one at a time. It returns what leaves a served resource unwatched (see
+// monitors.sync); a partial discovery failure is only logged.
 //
 // When it starts monitors (at start, and for each new custom resource
 // definition), it pauses the workers until the new monitors have shown
 // their first listing and the graph builder has applied it, or one
 // discovery period has passed, as upstream's collector does. Otherwise a
-// worker could act on a listing half applied: an owner listed with the
-// orphan finalizer, queued, and orphaned (its finalizer removed) before
-// the graph builder reached its dependents further down the same listing,
-// which would then be deleted as garbage once the owner is gone. The same
-// holds for the foregroundDeletion finalizer and blocking dependents. The
-// pause cannot cover a dependent whose resource is not watched yet (its
-// definition is newer than the last discovery) or whose event comes late;
-// for orphaning, orphanedOwners does.
-func (c *controller) resync(ctx context.Context) {
+// worker could act on a listing half applied: a blocking dependent listed
+// after its owner, whose foreground deletion would be finished without
+// waiting for it, or the owner of an orphan deletion whose dependents
+// further down the listing are not in the graph yet (the orphaner is kept
+// from that by its own refresh too).
+func (c *controller) resync(ctx context.Context) error {
+	c.resyncMu.Lock()
+	defer c.resyncMu.Unlock()
 	paused := false
-	changed, err := c.monitors.sync(ctx, func() {
+	changed, partial, err := c.monitors.sync(ctx, func() {
 		c.collector.paused.Lock()
 		paused = true
 	})
 	if changed {
 		c.mapper.Reset()
 	}
+	if partial != nil {
+		klog.FromContext(ctx).Info("Garbage collector discovery failed for some groups, keeping their resources", "err", partial)
+	}
 	if err != nil {
-		klog.FromContext(ctx).Info("Garbage collector discovery failed, keeping the resources it knows", "err", err)
+		klog.FromContext(ctx).Info("Garbage collector does not watch every resource", "err", err)
 	}
 	if paused {
 		c.catchUp(ctx)
 		c.collector.paused.Unlock()
 	}
+	return err
 }
 
 // catchUp waits, at most one discovery period, for every monitor to show

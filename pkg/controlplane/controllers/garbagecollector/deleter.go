@@ -17,7 +17,7 @@ import (
 // blocking dependent is left. A node whose object does not exist (a
 // virtual owner never created, or deleted meanwhile) is reported to the
 // graph builder.
-func (c *collector) attemptToDelete(ctx context.Context, n *node) error {
+func (c *collector) attemptToDelete(ctx context.Context, n *node, fresh bool) error {
 	st, ok := c.graph.state(n)
 	if !ok || (st.beingDeleted && !st.deletingDependents) {
 		// Gone from the graph, or on its way out: its deletion event
@@ -33,7 +33,7 @@ func (c *collector) attemptToDelete(ctx context.Context, n *node) error {
 		return err
 	}
 	if st.deletingDependents {
-		err = c.finishForeground(ctx, n, id)
+		err = c.finishForeground(ctx, n, id, fresh)
 	} else {
 		err = c.collect(ctx, n, st, id, latest)
 	}
@@ -119,9 +119,15 @@ func (c *collector) delete(ctx context.Context, id objectRef, latest *metav1.Par
 
 // finishForeground removes the foregroundDeletion finalizer from the
 // object of n, at id, once none of its dependents blocks that; until
-// then it queues the blocking dependents for deletion.
-func (c *collector) finishForeground(ctx context.Context, n *node, id objectRef) error {
+// then it queues the blocking dependents for deletion. That no dependent
+// blocks is only believed of a fresh graph: a blocking dependent of a
+// resource the collector did not watch yet would otherwise outlive its
+// owner.
+func (c *collector) finishForeground(ctx context.Context, n *node, id objectRef, fresh bool) error {
 	blocking := c.graph.blockingDependents(n)
+	if len(blocking) == 0 && !fresh {
+		return errStale
+	}
 	if len(blocking) == 0 {
 		klog.FromContext(ctx).V(2).Info("Finishing foreground deletion, no dependent blocks it", "object", id)
 		return c.objects.updateMeta(ctx, id, removeFinalizer(metav1.FinalizerDeleteDependents))

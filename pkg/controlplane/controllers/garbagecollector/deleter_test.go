@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
@@ -87,7 +90,7 @@ func TestDeleteDecisions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, client := testController(t, tc.server...)
 			observeAll(c, append(tc.server, tc.graph...)...)
-			if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-child")); err != nil {
+			if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-child"), true); err != nil {
 				t.Fatal(err)
 			}
 			var got []clienttesting.DeleteActionImpl
@@ -122,7 +125,7 @@ func TestDanglingReferenceIsRemovedWhenAnotherOwnerLives(t *testing.T) {
 	c, client := testController(t, other, configMap("child", "u-child", refTo(owner, false), refTo(other, false)))
 	observeAll(c, other, configMap("child", "u-child", refTo(owner, false), refTo(other, false)))
 
-	if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-child")); err != nil {
+	if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-child"), true); err != nil {
 		t.Fatal(err)
 	}
 	patch := lastAction(t, client, "patch").(clienttesting.PatchActionImpl)
@@ -156,7 +159,7 @@ func TestVirtualOwnerChecks(t *testing.T) {
 	t.Run("absent", func(t *testing.T) {
 		c, _ := testController(t, child)
 		observeAll(c, child)
-		if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-owner")); err != nil {
+		if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-owner"), true); err != nil {
 			t.Fatal(err)
 		}
 		c.processEvents()
@@ -170,7 +173,7 @@ func TestVirtualOwnerChecks(t *testing.T) {
 	t.Run("exists, not observed yet", func(t *testing.T) {
 		c, client := testController(t, owner, child)
 		observeAll(c, child)
-		err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-owner"))
+		err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-owner"), true)
 		if !errors.Is(err, errNotObserved) {
 			t.Fatalf("err %v, want %v", err, errNotObserved)
 		}
@@ -186,7 +189,7 @@ func TestForegroundOwnerFinishes(t *testing.T) {
 	t.Run("blocked", func(t *testing.T) {
 		c, client := testController(t, owner)
 		observeAll(c, owner, configMap("blocking", "u-b", refTo(owner, true)), configMap("free", "u-f", refTo(owner, false)))
-		if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-owner")); err != nil {
+		if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-owner"), true); err != nil {
 			t.Fatal(err)
 		}
 		if got := drain(c.builder.attemptToDelete); !slices.Equal(got, []string{"blocking"}) {
@@ -199,7 +202,7 @@ func TestForegroundOwnerFinishes(t *testing.T) {
 	t.Run("unblocked", func(t *testing.T) {
 		c, client := testController(t, owner)
 		observeAll(c, owner, configMap("free", "u-f", refTo(owner, false)))
-		if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-owner")); err != nil {
+		if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-owner"), true); err != nil {
 			t.Fatal(err)
 		}
 		if got := stored(t, client, "owner").Finalizers; !slices.Equal(got, []string{"example.com/other"}) {
@@ -212,7 +215,7 @@ func TestClusterScopedDependentOfNamespacedOwnerIsLeftAlone(t *testing.T) {
 	ns := object(namespaceKind, "", "team", "u-ns", metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "u-owner"})
 	c, client := testController(t, ns)
 	observeAll(c, ns)
-	err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-ns"))
+	err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-ns"), true)
 	if !errors.Is(err, errNamespacedOwnerOfClusterScoped) {
 		t.Fatalf("err %v", err)
 	}
@@ -231,7 +234,7 @@ func TestOrphan(t *testing.T) {
 	}
 	c, client := testController(t, objs...)
 	observeAll(c, objs...)
-	if err := c.collector.attemptToOrphan(context.Background(), nodeOf(t, c, "u-owner")); err != nil {
+	if err := c.collector.attemptToOrphan(context.Background(), nodeOf(t, c, "u-owner"), true); err != nil {
 		t.Fatal(err)
 	}
 	if got := stored(t, client, "a").OwnerReferences; len(got) != 0 {
@@ -258,7 +261,7 @@ func TestForegroundCycleIsUnblocked(t *testing.T) {
 	c, client := testController(t, owner, child, grandchild)
 	observeAll(c, owner, child, grandchild)
 
-	if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-child")); err != nil {
+	if err := c.collector.attemptToDelete(context.Background(), nodeOf(t, c, "u-child"), true); err != nil {
 		t.Fatal(err)
 	}
 	if got := actions(client); !slices.Contains(got, "patch configmaps child") || !slices.Contains(got, "delete configmaps child") {
@@ -279,5 +282,45 @@ func TestForegroundCycleIsUnblocked(t *testing.T) {
 	del := lastAction(t, client, "delete").(clienttesting.DeleteActionImpl)
 	if p := del.DeleteOptions.PropagationPolicy; p == nil || *p != metav1.DeletePropagationForeground {
 		t.Errorf("propagation %v, want Foreground", p)
+	}
+}
+
+// TestForegroundOwnerWaitsForResourcesNotWatchedYet (issue 28): a blocking
+// dependent of an owner deleted in the foreground is of a resource that
+// discovery serves but the collector does not watch yet. The owner's
+// foregroundDeletion finalizer stays until the dependent is deleted.
+func TestForegroundOwnerWaitsForResourcesNotWatchedYet(t *testing.T) {
+	owner := deleted(configMap("owner", "u-owner"), metav1.FinalizerDeleteDependents)
+	dep := object(widgetKind, "ns", "dependent", "u-dep", refTo(owner, true))
+	c, client := testController(t, owner, dep)
+	d := &fakeDiscovery{}
+	cms := resourceList("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: allVerbs})
+	d.set(nil, cms)
+	c.monitors.discover = d.discover
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer c.monitors.stopAll()
+	defer cancel()
+	go c.builder.run()
+	if err := c.resync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d.set(nil, cms, resourceList("example.com/v1", metav1.APIResource{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: allVerbs}))
+	go c.collector.runDeleteWorker(ctx)
+
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		return len(stored(t, client, "owner").Finalizers) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the foregroundDeletion finalizer was not removed: %v", actions(client))
+	}
+	var acts []string
+	for _, a := range actions(client) {
+		if strings.HasPrefix(a, "delete ") || strings.HasPrefix(a, "patch ") {
+			acts = append(acts, a)
+		}
+	}
+	if !slices.Equal(acts, []string{"delete widgets dependent", "patch configmaps owner"}) {
+		t.Errorf("deletes and patches %v, want the blocking dependent deleted before the owner's finalizer is removed", acts)
 	}
 }

@@ -21,6 +21,8 @@ import (
 var (
 	configMapKind   = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	namespaceKind   = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
+	widgetKind      = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
+	widgets         = schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	configMaps      = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	testDeletedTime = metav1.NewTime(time.Unix(1700000000, 0))
 )
@@ -38,10 +40,12 @@ type resettableMapper struct{ meta.RESTMapper }
 
 func (resettableMapper) Reset() {}
 
-// testMapper maps ConfigMap (namespaced) and Namespace (cluster-scoped).
+// testMapper maps ConfigMap and Widget (namespaced) and Namespace
+// (cluster-scoped).
 func testMapper() meta.ResettableRESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(configMapKind, meta.RESTScopeNamespace)
+	m.Add(widgetKind, meta.RESTScopeNamespace)
 	m.Add(namespaceKind, meta.RESTScopeRoot)
 	return resettableMapper{m}
 }

@@ -3,6 +3,8 @@ package garbagecollector
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -42,12 +44,14 @@ type monitor = controllers.Handler
 
 // sync reads discovery and adds and removes monitors to match. It reports
 // whether the set changed. When discovery fails for some groups, the
-// monitors of those groups are kept. beforeStart, if not nil, is called
-// once, before the first new monitor starts.
-func (m *monitors) sync(ctx context.Context, beforeStart func()) (changed bool, err error) {
-	want, keep, err := controllers.Discovered(m.discover, deletableResources)
+// monitors of those groups are kept and partial says so; err is a failure
+// that leaves resources served but not watched: discovery failed
+// altogether, or a monitor could not be started. beforeStart, if not nil,
+// is called once, before the first new monitor starts.
+func (m *monitors) sync(ctx context.Context, beforeStart func()) (changed bool, partial, err error) {
+	want, keep, derr := controllers.Discovered(m.discover, deletableResources)
 	if want == nil {
-		return false, err
+		return false, nil, fmt.Errorf("discovery: %w", derr)
 	}
 
 	logger := klog.FromContext(ctx)
@@ -61,7 +65,7 @@ func (m *monitors) sync(ctx context.Context, beforeStart func()) (changed bool, 
 		m.stop(gvr, mon)
 		changed = true
 	}
-	errs := []error{err}
+	var errs []error
 	for gvr, kind := range want {
 		if _, ok := m.running[gvr]; ok {
 			continue
@@ -72,14 +76,14 @@ func (m *monitors) sync(ctx context.Context, beforeStart func()) (changed bool, 
 		}
 		mon, err := m.start(gvr, gvr.GroupVersion().WithKind(kind))
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("watching %s: %w", gvr, err))
 			continue
 		}
 		logger.V(2).Info("Started garbage collector monitor", "resource", gvr)
 		m.running[gvr] = mon
 		changed = true
 	}
-	return changed, errors.Join(errs...)
+	return changed, derr, errors.Join(errs...)
 }
 
 // start registers the graph builder's handler on gvr's informer.
@@ -104,6 +108,21 @@ func (m *monitors) synced() bool {
 		}
 	}
 	return len(m.running) > 0
+}
+
+// unsynced returns the resources whose monitors have not seen their
+// informer's first listing, sorted.
+func (m *monitors) unsynced() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for gvr, mon := range m.running {
+		if !mon.HasSynced() {
+			out = append(out, gvr.String())
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // stopAll removes every monitor.

@@ -82,7 +82,7 @@ func TestMonitorsFollowDiscovery(t *testing.T) {
 		c.monitors.stopAll()
 	}()
 	cms := resourceList("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: allVerbs})
-	widgets := resourceList("example.com/v1", metav1.APIResource{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: allVerbs})
+	widgetList := resourceList("example.com/v1", metav1.APIResource{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: allVerbs})
 
 	steps := []struct {
 		name    string
@@ -93,16 +93,18 @@ func TestMonitorsFollowDiscovery(t *testing.T) {
 	}{
 		{"start", nil, []*metav1.APIResourceList{cms}, true, []string{"configmaps"}},
 		{"unchanged", nil, []*metav1.APIResourceList{cms}, false, []string{"configmaps"}},
-		{"new resource", nil, []*metav1.APIResourceList{cms, widgets}, true, []string{"configmaps", "widgets"}},
+		{"new resource", nil, []*metav1.APIResourceList{cms, widgetList}, true, []string{"configmaps", "widgets"}},
 		{"group discovery failed", &discovery.ErrGroupDiscoveryFailed{Groups: map[schema.GroupVersion]error{{Group: "example.com", Version: "v1"}: errors.New("unavailable")}}, []*metav1.APIResourceList{cms}, false, []string{"configmaps", "widgets"}},
 		{"resource removed", nil, []*metav1.APIResourceList{cms}, true, []string{"configmaps"}},
 		{"discovery failed", errors.New("down"), nil, false, []string{"configmaps"}},
 	}
 	for _, s := range steps {
 		d.set(s.err, s.lists...)
-		changed, err := c.monitors.sync(ctx, nil)
-		if (err != nil) != (s.err != nil) {
-			t.Errorf("%s: err %v", s.name, err)
+		changed, partial, err := c.monitors.sync(ctx, nil)
+		// A group's failure is partial; discovery's failure is not.
+		var groups *discovery.ErrGroupDiscoveryFailed
+		if wantPartial := errors.As(s.err, &groups); (partial != nil) != wantPartial || (err != nil) != (s.err != nil && !wantPartial) {
+			t.Errorf("%s: partial %v, err %v", s.name, partial, err)
 		}
 		if changed != s.changed {
 			t.Errorf("%s: changed %v, want %v", s.name, changed, s.changed)

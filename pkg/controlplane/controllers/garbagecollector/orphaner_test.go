@@ -23,7 +23,7 @@ func (c *controller) runQueued(t *testing.T) {
 			return
 		}
 		n, _ := c.builder.attemptToDelete.Get()
-		_ = c.collector.attemptToDelete(context.Background(), n)
+		_ = c.collector.attemptToDelete(context.Background(), n, true)
 		c.builder.attemptToDelete.Done(n)
 	}
 	t.Fatal("attemptToDelete does not settle")
@@ -64,7 +64,7 @@ func TestOrphanedOwnerDependentSeenLate(t *testing.T) {
 				t.Fatalf("attemptToOrphan %v", got)
 			}
 			// The graph does not hold the dependent yet.
-			if err := c.collector.attemptToOrphan(ctx, nodeOf(t, c, "u-owner")); err != nil {
+			if err := c.collector.attemptToOrphan(ctx, nodeOf(t, c, "u-owner"), true); err != nil {
 				t.Fatal(err)
 			}
 			if got := stored(t, client, "owner").Finalizers; len(got) != 0 {
@@ -147,5 +147,46 @@ func TestResyncPausesWorkersUntilGraphHoldsNewResource(t *testing.T) {
 	}
 	if !slices.Equal(patched, []string{"z-dependent", "a-owner"}) {
 		t.Errorf("patched %v, want the dependent, then the owner", patched)
+	}
+}
+
+// TestOrphanerWatchesNewResourcesFirst (issue 28): the dependent of an
+// owner deleted with the orphan policy is of a resource that discovery
+// serves but the collector does not watch yet (a custom resource
+// definition newer than its last discovery). The orphaner reads discovery
+// again and waits for the new resource's first listing before it reads
+// the owner's dependents, so it removes the dependent's reference before
+// the owner's finalizer: a successor, which would not remember the owner,
+// has nothing left to delete.
+func TestOrphanerWatchesNewResourcesFirst(t *testing.T) {
+	owner := deleted(configMap("owner", "u-owner"), metav1.FinalizerOrphanDependents)
+	dep := object(widgetKind, "ns", "dependent", "u-dep", refTo(owner, true))
+	c, client := testController(t, owner, dep)
+	d := &fakeDiscovery{}
+	cms := resourceList("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: allVerbs})
+	d.set(nil, cms)
+	c.monitors.discover = d.discover
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer c.monitors.stopAll()
+	defer cancel()
+	go c.builder.run()
+	c.resync(ctx)
+	// The widgets definition is created after that discovery.
+	d.set(nil, cms, resourceList("example.com/v1", metav1.APIResource{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: allVerbs}))
+	go c.collector.runOrphanWorker(ctx)
+
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		return len(stored(t, client, "owner").Finalizers) == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("the orphan finalizer was not removed: %v", actions(client))
+	}
+	got, err := client.Resource(widgets).Namespace("ns").Get(ctx, "dependent", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.OwnerReferences) != 0 {
+		t.Errorf("dependent owners %v: the orphaner removed the finalizer without knowing the dependent", got.OwnerReferences)
 	}
 }
