@@ -5,12 +5,14 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/discovery"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/term"
+	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
@@ -62,18 +64,13 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 }
 
 // Run serves the composition's APIs with the completed options until ctx
-// is done; notify, under systemd, hears READY=1 once /readyz is 200.
+// is done; notify, under systemd, hears READY=1 once /readyz is 200. If
+// ctx is done before the server is built (building it connects to etcd,
+// up to 20 s per storage backend while etcd does not answer, without a
+// context), Run returns nil at once: a stop, not a failure.
 func Run(ctx context.Context, o options.CompletedOptions, comp composition.Composition, notify sdnotify.Notifier) error {
-	cfg, err := apiserver.NewConfig(o, comp)
-	if err != nil {
-		return fmt.Errorf("configuring the apiserver: %w", err)
-	}
-	server, err := cfg.Complete().New()
-	if err != nil {
-		return err
-	}
-	prepared, err := server.PrepareRun()
-	if err != nil {
+	cfg, prepared, err := build(ctx, o, comp)
+	if err != nil || prepared == nil {
 		return err
 	}
 	if notify.Socket != "" {
@@ -84,4 +81,47 @@ func Run(ctx context.Context, o options.CompletedOptions, comp composition.Compo
 		go notify.WhenReady(ctx, sdnotify.Readyz(loopback.RESTClient()))
 	}
 	return prepared.Run(ctx)
+}
+
+// buildLogPeriod is how often build says that it still waits for etcd.
+const buildLogPeriod = 5 * time.Second
+
+// build configures and prepares the server in a goroutine, saying every
+// few seconds while it takes long that it waits for etcd, the one thing
+// it reaches over the network. It returns a nil server if ctx is done
+// first.
+func build(ctx context.Context, o options.CompletedOptions, comp composition.Composition) (*apiserver.Config, *apiserver.PreparedServer, error) {
+	type result struct {
+		cfg      *apiserver.Config
+		prepared *apiserver.PreparedServer
+		err      error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() { done <- r }()
+		if r.cfg, r.err = apiserver.NewConfig(o, comp); r.err != nil {
+			r.err = fmt.Errorf("configuring the apiserver: %w", r.err)
+			return
+		}
+		server, err := r.cfg.Complete().New()
+		if err != nil {
+			r.err = err
+			return
+		}
+		r.prepared, r.err = server.PrepareRun()
+	}()
+	tick := time.NewTicker(buildLogPeriod)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.cfg, r.prepared, r.err
+		case <-ctx.Done():
+			klog.FromContext(ctx).Info("Stopped while starting")
+			return nil, nil, nil
+		case <-tick.C:
+			klog.FromContext(ctx).Info("Waiting for etcd to answer before serving", "etcdServers", o.Etcd.StorageConfig.Transport.ServerList)
+		}
+	}
 }

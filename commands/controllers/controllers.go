@@ -47,8 +47,13 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			"with the Lease kube-system/" + controllers.LeaseName + " and only the leader works.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := o.Config()
+			cfg, err := o.ConfigContext(ctx)
 			if err != nil {
+				if ctx.Err() != nil {
+					// Stopped by a signal while starting: a stop, not a
+					// failure, as once running.
+					return nil
+				}
 				return err
 			}
 			cfg.NotifySystemd = true

@@ -115,13 +115,25 @@ func run(ctx context.Context, c *Config) error {
 	return runLeaderElected(ctx, c, root, run)
 }
 
-// waitForAPIServer polls /healthz until the API server answers ok.
+// waitForAPIServer polls /healthz until the API server answers ok, saying
+// every few seconds that it waits and what the API server last answered.
 func waitForAPIServer(ctx context.Context, client kubernetes.Interface) error {
 	var last error
+	var logged time.Time
+	logger := klog.FromContext(ctx)
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		var status int
-		last = client.Discovery().RESTClient().Get().AbsPath("/healthz").Do(ctx).StatusCode(&status).Error()
-		return status == 200, nil
+		attempt, cancel := context.WithTimeout(ctx, startupAttemptTimeout)
+		defer cancel()
+		last = client.Discovery().RESTClient().Get().AbsPath("/healthz").Do(attempt).StatusCode(&status).Error()
+		if status == 200 {
+			return true, nil
+		}
+		if ctx.Err() == nil && time.Since(logged) >= startupLogPeriod {
+			logger.Info("Waiting for the API server to be healthy", "status", status, "err", last)
+			logged = time.Now()
+		}
+		return false, nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the API server: %w (last: %v)", err, last)
