@@ -121,7 +121,7 @@ func waitForAPIServer(ctx context.Context, client kubernetes.Interface) error {
 	var last error
 	var logged time.Time
 	logger := klog.FromContext(ctx)
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, startupWait, true, func(ctx context.Context) (bool, error) {
 		var status int
 		attempt, cancel := context.WithTimeout(ctx, startupAttemptTimeout)
 		defer cancel()

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"time"
@@ -29,6 +30,9 @@ const (
 	// startupLogPeriod is how often a wait at startup says again what it
 	// waits for.
 	startupLogPeriod = 5 * time.Second
+	// startupWait bounds each wait at startup; then the process exits 1
+	// with what it waited for, and its supervisor starts it again.
+	startupWait = 5 * time.Minute
 )
 
 // ConfigContext is Config for a process that may be stopped at any moment
@@ -36,9 +40,9 @@ const (
 // Config is blocked in. With secure serving on, delegated authentication
 // reads the ConfigMap kube-system/extension-apiserver-authentication
 // through the API server, once, without a context; while the API server
-// cannot answer (it, or its etcd, is down), ConfigContext waits for it and
-// says so every few seconds, instead of failing after a minute of
-// client-side retries.
+// cannot answer (it, or its etcd, is down), ConfigContext waits for it, up
+// to 5 minutes, and says so every few seconds, instead of failing at the
+// first answer or after a minute of client-side retries.
 func (o *Options) ConfigContext(ctx context.Context) (*Config, error) {
 	if o.SecureServing.BindPort != 0 && readsAuthConfigMap(o.Authentication) {
 		kubeconfig := o.Authentication.RemoteKubeConfigFile
@@ -78,7 +82,8 @@ func readsAuthConfigMap(a *genericoptions.DelegatingAuthenticationOptions) bool 
 
 // waitForAuthConfigMap reads the ConfigMap delegated authentication reads
 // until the API server answers it (found or not) or gives an answer that
-// waiting cannot change, which delegated authentication then reports.
+// waiting cannot change, which delegated authentication then reports. It
+// fails after startupWait with the last error.
 func waitForAuthConfigMap(ctx context.Context, kubeconfig string) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -91,7 +96,8 @@ func waitForAuthConfigMap(ctx context.Context, kubeconfig string) error {
 	}
 	logger := klog.FromContext(ctx)
 	var logged time.Time
-	return wait.PollUntilContextCancel(ctx, startupRetryPeriod, true, func(ctx context.Context) (bool, error) {
+	var last error
+	err = wait.PollUntilContextTimeout(ctx, startupRetryPeriod, startupWait, true, func(ctx context.Context) (bool, error) {
 		attempt, cancel := context.WithTimeout(ctx, startupAttemptTimeout)
 		defer cancel()
 		_, err := client.CoreV1().ConfigMaps(authConfigMapNamespace).Get(attempt, authConfigMapName, metav1.GetOptions{})
@@ -101,6 +107,7 @@ func waitForAuthConfigMap(ctx context.Context, kubeconfig string) error {
 		if err == nil || !transient(err) {
 			return true, nil
 		}
+		last = err
 		if time.Since(logged) >= startupLogPeriod {
 			logger.Info("Waiting for the API server to serve the ConfigMap that delegated authentication reads",
 				"configMap", authConfigMapNamespace+"/"+authConfigMapName, "server", cfg.Host, "err", err)
@@ -108,6 +115,11 @@ func waitForAuthConfigMap(ctx context.Context, kubeconfig string) error {
 		}
 		return false, nil
 	})
+	if err != nil {
+		return fmt.Errorf("waiting for the API server to serve ConfigMap %s/%s, which delegated authentication reads: %w (last: %v)",
+			authConfigMapNamespace, authConfigMapName, err, last)
+	}
+	return nil
 }
 
 // transient reports whether err is an answer, or a failure to get one,
