@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -104,13 +105,34 @@ func fillWithConfigMaps(t *testing.T, client kubernetes.Interface, prefix string
 	return nil, nil
 }
 
+// walWritten is how many bytes of the WAL of the etcd member whose data
+// dir is under root hold records: each 64 MB segment is preallocated, so
+// its size says nothing, but the zeros after its last record are unwritten.
+func walWritten(t *testing.T, root string) int64 {
+	t.Helper()
+	var total int64
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".wal" || filepath.Base(filepath.Dir(path)) != "wal" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		total += int64(len(bytes.TrimRight(data, "\x00")))
+		return err
+	})
+	if err != nil || total == 0 {
+		t.Fatalf("no WAL under %s: %v", root, err)
+	}
+	return total
+}
+
 // checkDiskFull holds a control plane to what a full disk must not do:
-// writes were refused with 507 and etcd's NOSPACE error; reads and
-// deletes go on; readyz (which checks /readyz) passes; after the filler
+// writes were refused with 507 and etcd's NOSPACE error, and refusing
+// them does not grow etcd's WAL on the disk that is running out (clients
+// retry); reads and deletes go on; readyz (which checks /readyz) passes; after the filler
 // is removed, writes are taken again with no restart and every
 // acknowledged ConfigMap is there. alive reports whether the processes
 // still run.
-func checkDiskFull(t *testing.T, client kubernetes.Interface, acked []string, refused error, filler string, alive func() error, readyz func()) {
+func checkDiskFull(t *testing.T, client kubernetes.Interface, disk string, acked []string, refused error, filler string, alive func() error, readyz func()) {
 	t.Helper()
 	var status apierrors.APIStatus
 	if !errors.As(refused, &status) || status.Status().Code != 507 || !strings.Contains(refused.Error(), "database space exceeded") {
@@ -122,6 +144,20 @@ func checkDiskFull(t *testing.T, client kubernetes.Interface, acked []string, re
 	readyz()
 	ctx := context.Background()
 	cms := client.CoreV1().ConfigMaps("default")
+
+	wal := walWritten(t, disk)
+	value := strings.Repeat("x", 20<<10)
+	const retries = 50
+	for i := 0; i < retries; i++ {
+		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("retry-%d", i)}, Data: map[string]string{"v": value}}, metav1.CreateOptions{})
+		if !errors.As(err, &status) || status.Status().Code != 507 {
+			t.Fatalf("create %d while the disk is low: %v, want 507", i, err)
+		}
+	}
+	// Far below one refused ConfigMap's 20 KB each.
+	if grew := walWritten(t, disk) - wal; grew > 64<<10 {
+		t.Fatalf("etcd's WAL grew by %d bytes across %d refused creates of 20 KB", grew, retries)
+	}
 	if _, err := cms.Get(ctx, acked[0], metav1.GetOptions{}); err != nil {
 		t.Fatalf("read while the disk is low: %v", err)
 	}
@@ -169,7 +205,7 @@ func TestDiskFullAllInOne(t *testing.T) {
 	}
 
 	acked, refused := fillWithConfigMaps(t, client, "fill")
-	checkDiskFull(t, client, acked, refused, filler, alive, func() {
+	checkDiskFull(t, client, disk, acked, refused, filler, alive, func() {
 		a.eventually(t, "readyz names the low disk", 10*time.Second, func(out string, err error) bool {
 			return err != nil && strings.Contains(out, "[-]etcd-free-disk failed") && strings.Contains(out, "[-]etcd-alarm-nospace failed")
 		}, "get", "--raw", "/readyz?verbose")
@@ -203,7 +239,7 @@ func TestDiskFullSplit(t *testing.T) {
 	}
 
 	acked, refused := fillWithConfigMaps(t, client, "fill")
-	checkDiskFull(t, client, acked, refused, filler, alive, func() {
+	checkDiskFull(t, client, disk, acked, refused, filler, alive, func() {
 		a.eventually(t, "readyz names the NOSPACE alarm", 10*time.Second, func(out string, err error) bool {
 			return err != nil && strings.Contains(out, "[-]etcd-alarm-nospace failed")
 		}, "get", "--raw", "/readyz?verbose")

@@ -20,12 +20,11 @@ import (
 // writes (Config.MinFreeDisk, --min-free-disk): 512 MiB. etcd stops the
 // whole process when a write to its WAL or database fails for space, and
 // it needs room that a full disk no longer has: the WAL preallocates each
-// 64 MB segment before it needs it, and every write, even one etcd then
-// refuses under the NOSPACE alarm, is logged first, so a client that
-// keeps retrying still grows the WAL by a few segments before etcd's
-// snapshots let old ones go; the database file grows by whole batches of
-// writes before the check below sees them. 512 MiB holds six segments and
-// a burst of writes on top, and is little beside the disks etcd runs on.
+// 64 MB segment before it needs it, and the database file grows by whole
+// batches of writes before the check below sees them (writes refused under
+// the alarm are refused before raft, refusewrites.go, so they do not grow
+// the WAL). 512 MiB holds six segments and a burst of writes on top, and is
+// little beside the disks etcd runs on.
 const DefaultMinFreeDisk int64 = 512 << 20
 
 // diskCheckInterval is how often a member measures its data dir's free

@@ -14,15 +14,17 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/fileutil"
 	"go.etcd.io/etcd/client/pkg/v3/logutil"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.etcd.io/etcd/server/v3/etcdserver"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
@@ -84,6 +86,8 @@ func Start(cfg Config) (*Handle, error) {
 		_ = lock.Close()
 		return nil, err
 	}
+	var server atomic.Pointer[etcdserver.EtcdServer]
+	ec.GRPCAdditionalServerOptions = append(ec.GRPCAdditionalServerOptions, grpc.ChainUnaryInterceptor(refuseWritesInterceptor(&server)))
 
 	timeout := cfg.readyTimeout()
 	timer := time.NewTimer(timeout)
@@ -106,6 +110,7 @@ func Start(cfg Config) (*Handle, error) {
 			return nil, fmt.Errorf("starting etcd: %w", s.err)
 		}
 		e = s.etcd
+		server.Store(e.Server)
 	case <-timer.C:
 		close(stop)
 		// StartEtcd cannot be interrupted: close whatever it eventually
@@ -194,9 +199,10 @@ func (h *Handle) Ready() <-chan struct{} { return h.ready }
 func (h *Handle) Err() <-chan error { return h.errc }
 
 // InProcessClient returns a client that calls the member directly, in
-// this process: no gRPC, no socket. It works while the member runs; the
-// caller closes it.
-func (h *Handle) InProcessClient() *clientv3.Client { return v3client.New(h.etcd.Server) }
+// this process: no gRPC, no socket. Like the member's listeners, it refuses
+// writes before raft while a NOSPACE alarm is raised (refusewrites.go). It
+// works while the member runs; the caller closes it.
+func (h *Handle) InProcessClient() *clientv3.Client { return inProcessClient(h.etcd.Server) }
 
 // ClientURLs returns the URLs clients use to reach the member (its
 // advertised client URLs), usable as clientv3 endpoints and --etcd-servers.
