@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
@@ -77,6 +79,17 @@ func TestConversionWebhookDown(t *testing.T) {
 		t.Fatalf("reading v2 through the webhook while it is up: %v", err)
 	}
 
+	// A watch of v2 from the watch cache, open while the webhook goes down.
+	list, err := v2.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open, err := v2.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(open.Stop)
+
 	hook.Close()
 	// An object written in the stored version needs no webhook; its
 	// reads in the other version do.
@@ -100,10 +113,39 @@ func TestConversionWebhookDown(t *testing.T) {
 			t.Fatalf("%s with the conversion webhook down: %d, want a 5xx (a server-side fault)", what, code)
 		}
 	}
-	_, err := v2.Get(ctx, "g2", metav1.GetOptions{})
+	_, err = v2.Get(ctx, "g2", metav1.GetOptions{})
 	wantMessage("get v2", err)
 	_, err = v2.List(ctx, metav1.ListOptions{})
 	wantMessage("list v2", err)
+	// Served from the watch cache, whose watch of etcd stops at g2: once
+	// it has tried g2, which takes the cache a moment, nothing it serves
+	// says the stale answer is all there is, unless gcp does.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var l *unstructured.UnstructuredList
+		l, err = v2.List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil || time.Now().After(deadline) {
+			break
+		}
+		if len(l.Items) > 1 {
+			t.Fatalf("list v2 from the watch cache has g2, which needs the webhook")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	wantMessage("list v2 from the watch cache (resourceVersion=0)", err)
+	_, err = v2.Get(ctx, "g", metav1.GetOptions{ResourceVersion: "0"})
+	wantMessage("get v2 from the watch cache (resourceVersion=0)", err)
+	_, err = v2.List(ctx, metav1.ListOptions{ResourceVersion: "0", LabelSelector: "a=b"})
+	wantMessage("list v2 from the watch cache with a label selector", err)
+	// The open watch ends with an error event naming the webhook, or
+	// closes; either way a new one is refused naming it.
+	wantMessage("the watch of v2 open when the webhook went down", watchError(t, open))
+	w, err := v2.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+	if err == nil {
+		t.Cleanup(w.Stop)
+		err = watchError(t, w)
+	}
+	wantMessage("a new watch of v2", err)
 
 	// The namespace controller deletes through the preferred version, v2.
 	if err := s.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
@@ -126,6 +168,54 @@ func TestConversionWebhookDown(t *testing.T) {
 	t.Logf("namespace condition %s: %s", cond.Type, cond.Message)
 	if strings.Contains(cond.Message, "corrupt") || !strings.Contains(cond.Message, url) {
 		t.Fatalf("namespace condition %s: %q; want it to name the conversion webhook %s, not call the object corrupt", cond.Type, cond.Message, url)
+	}
+
+	// The webhook comes back at its address: the cache catches up, its
+	// reads and watches work again, and the namespace goes.
+	l, err := net.Listen("tcp", hook.Listener.Addr().String())
+	if err != nil {
+		t.Fatalf("listening again at the webhook's address: %v", err)
+	}
+	back := httptest.NewUnstartedServer(http.HandlerFunc(convertByRenaming))
+	_ = back.Listener.Close()
+	back.Listener = l
+	back.StartTLS() // httptest's one certificate: the CRD's CA bundle holds
+	t.Cleanup(back.Close)
+	nsEventually(t, 30*time.Second, "reads and watches from the watch cache once the webhook is back", func() (bool, error) {
+		if _, err := v2.List(ctx, metav1.ListOptions{ResourceVersion: "0"}); err != nil {
+			return false, err
+		}
+		w, err := v2.Watch(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err
+		}
+		w.Stop()
+		return true, nil
+	})
+	nsEventually(t, 30*time.Second, "the namespace deleted", func() (bool, error) {
+		_, err := s.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+// watchError is the error of w's first error event, or an error saying
+// that w closed without one (which wantMessage refuses); events of other
+// types are skipped.
+func watchError(t *testing.T, w watch.Interface) error {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return errors.New("the watch closed without an error event")
+			}
+			if e.Type == watch.Error {
+				return apierrors.FromObject(e.Object)
+			}
+		case <-timeout:
+			return errors.New("no error event within 30 s")
+		}
 	}
 }
 
