@@ -32,6 +32,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -58,6 +59,13 @@ type Options struct {
 	DataDir string
 	// APIServer adjusts the apiserver options after the test server's.
 	APIServer func(*options.Options)
+	// MinFreeDisk is the free space, in bytes, the data dir's file system
+	// keeps, as `gcp start --min-free-disk`: below it the embedded etcd
+	// refuses writes (507, reads and deletes go on) instead of dying when
+	// the disk fills, until a quarter more is free again. 0 means gcp
+	// start's default (allinone.NewOptions, 512 MiB); negative watches
+	// nothing.
+	MinFreeDisk int64
 	// ReadyTimeout bounds the wait for readiness and CRDs; zero means a
 	// minute.
 	ReadyTimeout time.Duration
@@ -122,6 +130,13 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 	}
 	crds = append(crds, o.CRDs...)
 
+	minFreeDisk := o.MinFreeDisk
+	switch {
+	case minFreeDisk == 0:
+		minFreeDisk = allinone.NewOptions().MinFreeDisk
+	case minFreeDisk < 0:
+		minFreeDisk = 0
+	}
 	s := &Server{}
 	if o.DataDir == "" {
 		dir, err := os.MkdirTemp("", "gcp-testserver-")
@@ -130,11 +145,18 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 		}
 		o.DataDir, s.removeDir = dir, dir
 	}
+	// A fresh server on a disk already below it could not write what it
+	// needs to become ready: say so now instead of at the ready timeout.
+	if err := etcd.CheckFreeDisk(allinone.EtcdDir(o.DataDir), minFreeDisk); err != nil {
+		s.removeData()
+		return nil, fmt.Errorf("test server: %w; free space there, or set testserver.Options.MinFreeDisk lower (negative turns the watch off) or DataDir elsewhere", err)
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	cp, err := allinone.Start(ctx, allinone.Options{
 		DataDir:     o.DataDir,
 		BindAddress: "127.0.0.1",
 		SecurePort:  0,
+		MinFreeDisk: minFreeDisk,
 		APIServer: func(ao *options.Options) {
 			// Tests shut down at once; no load balancer to drain.
 			ao.GenericServerRunOptions.ShutdownDelayDuration = 0

@@ -102,8 +102,7 @@ func (w *diskWatch) check(ctx context.Context) {
 	raised := w.alarmRaised()
 	switch {
 	case free < w.min:
-		low := fmt.Errorf("the file system of etcd's data dir %s has %s free, less than --min-free-disk %s: etcd refuses writes (NOSPACE) until more than %s is free",
-			w.dir, size(free), size(w.min), size(resumeAbove(w.min)))
+		low := lowDisk(w.dir, free, w.min)
 		w.low.Store(&low)
 		if raised {
 			return
@@ -142,6 +141,40 @@ func (w *diskWatch) check(ctx context.Context) {
 		w.failing = ""
 		w.low.Store(nil)
 	}
+}
+
+// lowDisk is why a member with dir as its data dir refuses writes when its
+// file system has free bytes, less than min.
+func lowDisk(dir string, free, min int64) error {
+	return fmt.Errorf("the file system of etcd's data dir %s has %s free, less than --min-free-disk %s: etcd refuses writes (NOSPACE) until more than %s is free",
+		dir, size(free), size(min), size(resumeAbove(min)))
+}
+
+// CheckFreeDisk returns the error a member's disk watch would report for a
+// data dir at dir with MinFreeDisk min (nil if min is 0 or more is free),
+// for a caller that would rather not start a member that refuses writes
+// from the start: pkg/testserver, whose fresh server could not write
+// what it needs to become ready. dir need not exist yet: its nearest
+// existing parent is measured.
+func CheckFreeDisk(dir string, min int64) error {
+	if min <= 0 {
+		return nil
+	}
+	measured := dir
+	for {
+		if _, err := os.Stat(measured); err == nil || filepath.Dir(measured) == measured {
+			break
+		}
+		measured = filepath.Dir(measured)
+	}
+	free, err := freeBytes(measured)
+	if err != nil {
+		return fmt.Errorf("measuring the free space of --data-dir %s: %w", dir, err)
+	}
+	if free < min {
+		return lowDisk(dir, free, min)
+	}
+	return nil
 }
 
 // fail logs err unless it is the one logged last.

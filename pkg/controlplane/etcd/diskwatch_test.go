@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -152,5 +153,25 @@ func TestMinFreeDiskRefusesWrites(t *testing.T) {
 	}
 	if _, err := c.Put(context.Background(), "k", "v"); !errors.Is(err, rpctypes.ErrNoSpace) {
 		t.Fatalf("put: %v, want %v", err, rpctypes.ErrNoSpace)
+	}
+}
+
+// CheckFreeDisk says what the watch would, for a data dir that need not
+// exist yet.
+func TestCheckFreeDisk(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	if err := CheckFreeDisk(dir, 1); err != nil {
+		t.Fatalf("1 byte: %v", err)
+	}
+	if err := CheckFreeDisk(dir, 0); err != nil {
+		t.Fatalf("0 (no watch): %v", err)
+	}
+	err := CheckFreeDisk(dir, 1<<62)
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "less than --min-free-disk 4294967296 GiB") {
+		t.Fatalf("more than the disk: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("CheckFreeDisk made %s: %v", dir, err)
 	}
 }
