@@ -388,6 +388,8 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	etcdCfg.AdvertiseClientURLs = etcdCfg.ListenClientURLs
 	etcdCfg.QuotaBackendBytes = o.QuotaBackendBytes
 	etcdCfg.MinFreeDisk = o.MinFreeDisk
+	// Checked above, with the data dir locked since.
+	etcdCfg.DatabaseChecked = true
 	// One member with no peers: a restart elects itself after a random 1 to
 	// 10 heartbeats, 0.1–1 s with etcd's 100 ms, which was most of a warm
 	// start's time and spread (docs/performance.md). With 20 ms and an

@@ -122,6 +122,12 @@ type Config struct {
 	// a quarter more than MinFreeDisk is free again. 0 watches nothing;
 	// DefaultConfig sets DefaultMinFreeDisk.
 	MinFreeDisk int64
+	// DatabaseChecked says that the caller has run CheckDatabase on
+	// DatabasePath(DataDir) itself, and holds the data dir so that nothing
+	// has written the file since, so Start does not walk it again (30–100
+	// ms on a 220 MiB database). `gcp start` checks it before reading its
+	// Secrets from the file, well before the member starts.
+	DatabaseChecked bool
 	// LogLevel is etcd's own log level (debug, info, warn, error); empty
 	// means DefaultLogLevel.
 	LogLevel string

@@ -53,8 +53,8 @@ type Handle struct {
 }
 
 // Start validates cfg, prepares the data dir, checks the member's database
-// (a corrupt one is a *CorruptDatabaseError, and the file is left as it is)
-// and starts the member. It
+// unless cfg.DatabaseChecked (a corrupt one is a *CorruptDatabaseError, and
+// the file is left as it is) and starts the member. It
 // returns once the member serves clients, or with an error if it fails or
 // is not ready within cfg.ReadyTimeout. After an error the member is
 // stopped; if etcd's own start outlives the timeout, it is stopped (and the
@@ -73,9 +73,11 @@ func Start(cfg Config) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckDatabase(DatabasePath(cfg.DataDir)); err != nil {
-		_ = lock.Close()
-		return nil, err
+	if !cfg.DatabaseChecked {
+		if err := CheckDatabase(DatabasePath(cfg.DataDir)); err != nil {
+			_ = lock.Close()
+			return nil, err
+		}
 	}
 	stop := make(chan struct{})
 	ec, err := cfg.embedConfig()
