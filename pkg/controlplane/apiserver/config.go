@@ -439,7 +439,7 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	if err := etcd.ApplyTo(&gc); err != nil {
 		return nil, err
 	}
-	gc.RESTOptionsGetter = c.withEtcd(gc.RESTOptionsGetter)
+	gc.RESTOptionsGetter = withObjectSizeErrors(c.withEtcd(gc.RESTOptionsGetter))
 	if err := c.Options.APIEnablement.ApplyTo(&gc, apiextensionsapiserver.DefaultAPIResourceConfigSource(), apiextensionsapiserver.Scheme); err != nil {
 		return nil, err
 	}
@@ -469,7 +469,7 @@ func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.Service
 	if err := etcd.ApplyTo(&gc); err != nil {
 		return nil, err
 	}
-	gc.RESTOptionsGetter = c.withEtcd(gc.RESTOptionsGetter)
+	gc.RESTOptionsGetter = withObjectSizeErrors(c.withEtcd(gc.RESTOptionsGetter))
 	if err := c.Options.APIEnablement.ApplyTo(&gc, aggregatorapiserver.DefaultAPIResourceConfigSource(), aggregatorscheme.Scheme); err != nil {
 		return nil, err
 	}
