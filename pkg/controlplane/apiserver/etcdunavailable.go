@@ -148,7 +148,7 @@ func (s etcdUnavailableStorage) Watch(ctx context.Context, key string, opts stor
 		}
 	}
 	w, err := s.Interface.Watch(clientv3.WithRequireLeader(ctx), key, opts)
-	return w, etcdError(ctx, err, false, s.timeout)
+	return w, etcdError(ctx, err, false, false, s.timeout)
 }
 
 // read runs call with a leader required, for at most the timeout while etcd
@@ -168,7 +168,7 @@ func (s etcdUnavailableStorage) read(ctx context.Context, call func(context.Cont
 	})
 	defer b.stop()
 	err := call(b.ctx)
-	return etcdError(ctx, err, b.expired(), s.timeout)
+	return etcdError(ctx, err, b.expired(), false, s.timeout)
 }
 
 // write runs call with a leader required, again while the member says it
@@ -179,13 +179,13 @@ func (s etcdUnavailableStorage) write(ctx context.Context, call func(*etcdBudget
 	for {
 		err := call(b)
 		if !isNoLeader(err) {
-			return etcdError(ctx, err, b.expired(), s.timeout)
+			return etcdError(ctx, err, b.expired(), true, s.timeout)
 		}
 		// Refused for want of a leader, so never proposed: 503 (retry
 		// at will) rather than 504 (may have happened) when time is up.
 		select {
 		case <-b.ctx.Done():
-			return etcdError(ctx, err, false, s.timeout)
+			return etcdError(ctx, err, false, true, s.timeout)
 		case <-time.After(noLeaderRetryInterval):
 		}
 	}
@@ -248,13 +248,22 @@ func isNoLeader(err error) bool {
 }
 
 // etcdError is err, or 503 or 504 naming etcd when err means that etcd
-// could not answer: 504 when it stayed silent for the timeout (expired;
-// no Retry-After, as a write may have happened and clients must not resend
-// it blindly), 503 with Retry-After when it said it cannot answer now (no leader, a
-// leader lost, its own timeout) or no member could be reached. An error of
-// the request's own context is left alone (the client went away, or the
-// request's own timeout answers for it), and so is an API error below 500.
-func etcdError(ctx context.Context, err error, expired bool, timeout time.Duration) error {
+// could not answer:
+//   - 504 when it stayed silent for the timeout (expired);
+//   - 503 with Retry-After when it said it cannot answer now (no leader, a
+//     leader lost, its own timeout) or no member could be reached;
+//   - but for a write, 503 with Retry-After only when the member refused it
+//     for want of a leader, so that it was never proposed. Any other failure
+//     of a write (etcd's own timeout, a member that died or a connection that
+//     broke before the answer came) may come after the write was committed,
+//     so it is a 504 without Retry-After: client-go resends a request on its
+//     own after a 5xx with Retry-After, and a delete resent after it
+//     happened answers 404, a create 409 (the chaos test found this).
+//
+// An error of the request's own context is left alone (the client went
+// away, or the request's own timeout answers for it), and so is an API
+// error below 500.
+func etcdError(ctx context.Context, err error, expired, write bool, timeout time.Duration) error {
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
@@ -263,20 +272,32 @@ func etcdError(ctx context.Context, err error, expired bool, timeout time.Durati
 		return err
 	}
 	var etcdErr rpctypes.EtcdError
+	why := ""
 	switch {
 	case expired:
-		return &apierrors.StatusError{ErrStatus: metav1.Status{
-			Status: metav1.StatusFailure, Code: http.StatusGatewayTimeout, Reason: metav1.StatusReasonTimeout,
-			Message: fmt.Sprintf("etcd unavailable: no answer from etcd within %v (has the etcd cluster lost its quorum?)", timeout),
-		}}
+		return etcdTimeout(fmt.Sprintf("no answer from etcd within %v (has the etcd cluster lost its quorum?)", timeout))
 	case isNoLeader(err):
 		return etcdUnavailable("etcd has no leader (an election, or the etcd cluster has lost its quorum)")
 	case errors.As(err, &etcdErr) && etcdErr.Code() == codes.Unavailable:
-		return etcdUnavailable(etcdErr.Error())
+		why = etcdErr.Error()
 	case grpcstatus.Code(err) == codes.Unavailable:
-		return etcdUnavailable(rpctypes.ErrorDesc(err))
+		why = rpctypes.ErrorDesc(err)
+	default:
+		return err
 	}
-	return err
+	if write {
+		return etcdTimeout(why + "; the write may or may not have been made: read before you retry it")
+	}
+	return etcdUnavailable(why)
+}
+
+// etcdTimeout is a 504, without Retry-After, that says why etcd did not
+// answer.
+func etcdTimeout(why string) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusGatewayTimeout, Reason: metav1.StatusReasonTimeout,
+		Message: "etcd unavailable: " + why,
+	}}
 }
 
 // etcdUnavailable is a 503 with Retry-After that says why etcd cannot

@@ -18,8 +18,9 @@ import (
 )
 
 // What the etcd client returns when etcd cannot answer becomes 503 with
-// Retry-After or 504 naming etcd; anything else, and any error once the
-// request's own context is done, is left as it was.
+// Retry-After or 504 naming etcd (for a write, Retry-After only when it was
+// never proposed); anything else, and any error once the request's own
+// context is done, is left as it was.
 func TestEtcdError(t *testing.T) {
 	t.Parallel()
 	live := context.Background()
@@ -32,6 +33,7 @@ func TestEtcdError(t *testing.T) {
 		ctx        context.Context
 		err        error
 		expired    bool
+		write      bool
 		code       int32 // 0: err comes back unchanged
 		retryAfter bool
 	}{
@@ -41,6 +43,10 @@ func TestEtcdError(t *testing.T) {
 		{name: "leader changed", ctx: live, err: rpctypes.ErrLeaderChanged, code: http.StatusServiceUnavailable, retryAfter: true},
 		{name: "no member reachable", ctx: live, err: grpcstatus.Error(codes.Unavailable, "connection refused"), code: http.StatusServiceUnavailable, retryAfter: true},
 		{name: "wrapped", ctx: live, err: fmt.Errorf("listing: %w", rpctypes.ErrNoLeader), code: http.StatusServiceUnavailable, retryAfter: true},
+		{name: "a write refused for want of a leader (never proposed)", ctx: live, err: rpctypes.ErrGRPCNoLeader, write: true, code: http.StatusServiceUnavailable, retryAfter: true},
+		{name: "a write that timed out in etcd (may have been committed)", ctx: live, err: rpctypes.ErrTimeout, write: true, code: http.StatusGatewayTimeout},
+		{name: "a write whose member died before answering", ctx: live, err: grpcstatus.Error(codes.Unavailable, "error reading from server: EOF"), write: true, code: http.StatusGatewayTimeout},
+		{name: "a write after its leader failed", ctx: live, err: rpctypes.ErrTimeoutDueToLeaderFail, write: true, code: http.StatusGatewayTimeout},
 		{name: "silent past the timeout", ctx: live, err: context.Canceled, expired: true, code: http.StatusGatewayTimeout},
 		{name: "a 5xx of the watch cache past the timeout", ctx: live, err: apierrors.NewTimeoutError("Too large resource version", 1), expired: true, code: http.StatusGatewayTimeout},
 		{name: "not found", ctx: live, err: notFound},
@@ -49,7 +55,7 @@ func TestEtcdError(t *testing.T) {
 		{name: "the request's own context", ctx: done, err: rpctypes.ErrNoLeader},
 		{name: "the request's own context, past the timeout", ctx: done, err: context.Canceled, expired: true},
 	} {
-		got := etcdError(tc.ctx, tc.err, tc.expired, 2*time.Second)
+		got := etcdError(tc.ctx, tc.err, tc.expired, tc.write, 2*time.Second)
 		if tc.code == 0 {
 			if got != tc.err {
 				t.Errorf("%s: %v became %v", tc.name, tc.err, got)
