@@ -149,15 +149,7 @@ func (c *haCluster) startAPIServerOn(a *allInOne, etcdURLs string, extra ...stri
 	c.t.Helper()
 	port := freePort(c.t)
 	server := fmt.Sprintf("https://127.0.0.1:%d", port)
-	proc := startProcess(c.t, append([]string{"apiserver", "--etcd-servers", etcdURLs,
-		"--etcd-cafile", c.p("etcd/ca.crt"), "--etcd-certfile", c.p("apiserver-etcd-client.crt"), "--etcd-keyfile", c.p("apiserver-etcd-client.key"),
-		"--tls-cert-file", c.p("apiserver.crt"), "--tls-private-key-file", c.p("apiserver.key"), "--client-ca-file", c.p("ca.crt"),
-		// Every API server of one control plane has the same issuer and
-		// keys, so a token from one is good at all.
-		"--service-account-issuer", "https://gcp.test",
-		"--service-account-signing-key-file", c.p("sa.key"), "--service-account-key-file", c.p("sa.pub"),
-		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
-		"--identity-lease-duration-seconds", "3", "--identity-lease-renew-interval-seconds", "1", "--shutdown-send-retry-after"}, extra...)...)
+	proc := startProcess(c.t, c.apiserverArgs(port, etcdURLs, extra...)...)
 	c.apiservers = append(c.apiservers, proc)
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -169,6 +161,20 @@ func (c *haCluster) startAPIServerOn(a *allInOne, etcdURLs string, extra ...stri
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// apiserverArgs are the arguments of a `gcp apiserver` of this cluster on
+// port, against etcdURLs, with extra flags.
+func (c *haCluster) apiserverArgs(port int, etcdURLs string, extra ...string) []string {
+	return append([]string{"apiserver", "--etcd-servers", etcdURLs,
+		"--etcd-cafile", c.p("etcd/ca.crt"), "--etcd-certfile", c.p("apiserver-etcd-client.crt"), "--etcd-keyfile", c.p("apiserver-etcd-client.key"),
+		"--tls-cert-file", c.p("apiserver.crt"), "--tls-private-key-file", c.p("apiserver.key"), "--client-ca-file", c.p("ca.crt"),
+		// Every API server of one control plane has the same issuer and
+		// keys, so a token from one is good at all.
+		"--service-account-issuer", "https://gcp.test",
+		"--service-account-signing-key-file", c.p("sa.key"), "--service-account-key-file", c.p("sa.pub"),
+		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
+		"--identity-lease-duration-seconds", "3", "--identity-lease-renew-interval-seconds", "1", "--shutdown-send-retry-after"}, extra...)
 }
 
 // eventually retries check until it returns nil or timeout passes.

@@ -4,18 +4,29 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Authorizer allows a request when a rule the user holds matches it, and
 // has no opinion otherwise (so the chain ends in 403).
 type Authorizer struct {
 	resolver *Resolver
+	// synced, when set, says whether the caches the resolver reads have
+	// loaded; until they have, a request they do not allow waits for them
+	// (see Authorize).
+	synced func() bool
 }
+
+// cacheWait is how long a request RBAC does not allow waits for the role
+// and binding caches to load, at most. They load within a second of a
+// start unless etcd holds a great many bindings or is slow to answer.
+const cacheWait = 10 * time.Second
 
 var (
 	_ authorizer.Authorizer   = &Authorizer{}
@@ -27,8 +38,26 @@ func New(resolver *Resolver) *Authorizer {
 	return &Authorizer{resolver: resolver}
 }
 
-// Authorize implements authorizer.Authorizer.
+// Authorize implements authorizer.Authorizer. An API server serves before
+// its role and binding caches have loaded, so a request that they do not
+// allow yet waits for them (up to cacheWait, or its own deadline) and is
+// decided again: kube-apiserver answers 403 there, and a client that
+// came in that second (a controller at an API server just restarted) was
+// refused what it may do (kubernetes/kubernetes#121635).
 func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
+	decision, reason, err := a.authorize(ctx, attrs)
+	if decision == authorizer.DecisionAllow || a.synced == nil || a.synced() {
+		return decision, reason, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cacheWait)
+	defer cancel()
+	if !cache.WaitForCacheSync(ctx.Done(), a.synced) {
+		return decision, "RBAC: the role and binding caches have not loaded yet (the API server is starting)", err
+	}
+	return a.authorize(ctx, attrs)
+}
+
+func (a *Authorizer) authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
 	var (
 		allowed bool
 		reason  string

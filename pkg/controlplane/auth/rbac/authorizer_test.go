@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -300,5 +302,39 @@ func BenchmarkAuthorize(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// Before the caches have loaded, a request they do not allow waits for
+// them and is decided on what they hold then; one that times out waiting
+// says why it was refused.
+func TestAuthorizeWaitsForCaches(t *testing.T) {
+	t.Parallel()
+	alice := &user.DefaultInfo{Name: "alice"}
+	attrs := resourceAttrs(alice, "get", "team-a", "", "configmaps", "", "")
+	idx := func() cache.Indexer {
+		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, subjectIndex: indexBySubject})
+	}
+	roles, rbs, crs, crbs := idx(), idx(), idx(), idx()
+	resolver := NewResolver(roleLister{rbaclisters.NewRoleLister(roles)}, roleBindingLister{l: rbaclisters.NewRoleBindingLister(rbs), idx: rbs},
+		clusterRoleLister{rbaclisters.NewClusterRoleLister(crs)}, clusterRoleBindingLister{l: rbaclisters.NewClusterRoleBindingLister(crbs), idx: crbs})
+	var synced atomic.Bool
+	a := &Authorizer{resolver: resolver, synced: synced.Load}
+	// The caches load 300 ms from now.
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = crs.Add(clusterRole("view", rule("get", "", "configmaps")))
+		_ = rbs.Add(binding("team-a", "alice-view", "ClusterRole", "view", subject(rbacv1.UserKind, "alice")))
+		synced.Store(true)
+	}()
+	if decision, reason, err := a.Authorize(context.Background(), attrs); decision != authorizer.DecisionAllow || err != nil {
+		t.Errorf("before the caches loaded: %v %q %v, want allowed once they had", decision, reason, err)
+	}
+
+	never := &Authorizer{resolver: New(cachedResolver(t, true)).resolver, synced: func() bool { return false }}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if decision, reason, _ := never.Authorize(ctx, attrs); decision == authorizer.DecisionAllow || !strings.Contains(reason, "have not loaded yet") {
+		t.Errorf("caches that never load: %v %q", decision, reason)
 	}
 }

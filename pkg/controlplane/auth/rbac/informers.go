@@ -19,8 +19,9 @@ import (
 const subjectIndex = "gcp.io/rbac-subject"
 
 // NewFromInformers returns an authorizer that reads roles and bindings from
-// the informer caches, never from etcd per request. It adds a subject index
-// to the binding informers, so call it before the informers start.
+// the informer caches, never from etcd per request, and that lets a request
+// they do not allow wait for them to load. It adds a subject index to the
+// binding informers, so call it before the informers start.
 func NewFromInformers(informers rbacinformers.Interface) (*Authorizer, error) {
 	rbs, crbs := informers.RoleBindings().Informer(), informers.ClusterRoleBindings().Informer()
 	for _, inf := range []cache.SharedIndexInformer{rbs, crbs} {
@@ -28,12 +29,17 @@ func NewFromInformers(informers rbacinformers.Interface) (*Authorizer, error) {
 			return nil, fmt.Errorf("RBAC subject index: %w", err)
 		}
 	}
-	return New(NewResolver(
+	a := New(NewResolver(
 		roleLister{informers.Roles().Lister()},
 		roleBindingLister{l: informers.RoleBindings().Lister(), idx: rbs.GetIndexer()},
 		clusterRoleLister{informers.ClusterRoles().Lister()},
 		clusterRoleBindingLister{l: informers.ClusterRoleBindings().Lister(), idx: crbs.GetIndexer()},
-	)), nil
+	))
+	roles, clusterRoles := informers.Roles().Informer(), informers.ClusterRoles().Informer()
+	a.synced = func() bool {
+		return roles.HasSynced() && rbs.HasSynced() && clusterRoles.HasSynced() && crbs.HasSynced()
+	}
+	return a, nil
 }
 
 // indexBySubject returns the identity keys a binding's subjects name,
