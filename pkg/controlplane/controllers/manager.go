@@ -257,6 +257,7 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 		// would authenticate that before the service account token.
 		builder = clientbuilder.NewDynamicClientBuilder(rest.AnonymousClientConfig(c.Kubeconfig), root.CoreV1(), "kube-system")
 	}
+	builder = patientBuilder{ControllerClientBuilder: builder, ctx: ctx}
 	resync := func() time.Duration {
 		min := c.Generic.MinResyncPeriod.Duration
 		return min + time.Duration(rand.Float64()*float64(min))
