@@ -2,12 +2,8 @@ package controllers
 
 import (
 	"context"
-	"errors"
-	"net"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -103,15 +99,4 @@ func (b patientBuilder) retry(name string, try func() error) error {
 		return last
 	}
 	return err
-}
-
-// transient says whether err may pass by itself: the API server (or etcd
-// behind it) unavailable or slow, or the connection to it refused, reset
-// or cut.
-func transient(err error) bool {
-	var netErr net.Error
-	return apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
-		apierrors.IsTooManyRequests(err) || apierrors.IsInternalError(err) ||
-		utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
-		errors.As(err, &netErr)
 }
