@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"slices"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	mutatingadmissionpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/mutating"
 	validatingadmissionpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
@@ -106,12 +108,13 @@ type Layer struct {
 	// nothing".
 	Authorizers []composition.AuthorizerFactory
 	// Controllers are the layer's controllers, run by `gcp controllers`
-	// and `gcp start`.
+	// and `gcp start`. Each brings its own service account and rules
+	// (Descriptor.ServiceAccount and Rules), which Compose adds to the
+	// policy as ClusterRole and binding system:controller:<account>.
 	Controllers []controllers.Descriptor
-	// Policy is the RBAC the layer brings (its controllers' roles,
-	// roles for its users), reconciled at every start with the bootstrap
-	// policy when the stack serves RBAC. bootstrappolicy.ControllerPolicy
-	// makes a controller's.
+	// Policy is the other RBAC the layer brings (roles for its users, say),
+	// reconciled at every start with the bootstrap policy and the
+	// controllers' roles when the stack serves RBAC.
 	Policy bootstrappolicy.Policy
 	// AdmissionPlugins are the plugins the layer's APIs make work: gcp's
 	// by name (gcpadmission.Named), which run in gcp's order whichever
@@ -214,7 +217,9 @@ func (s Stack) Names() []string {
 }
 
 // Compose merges the layers into the composition every part of the
-// control plane is built from. It fails on two layers with one name, two
+// control plane is built from; the policy gets a role per service account
+// of the stack's controllers, with the union of the rules of the
+// controllers that share it. It fails on two layers with one name, two
 // layers serving one API group, two post-start hooks or two controllers
 // with one name.
 func (s Stack) Compose() (composition.Composition, error) {
@@ -256,5 +261,33 @@ func (s Stack) Compose() (composition.Composition, error) {
 			c.Controllers = append(c.Controllers, d)
 		}
 	}
+	c.Policy = c.Policy.Merge(controllerPolicy(c.Controllers))
 	return c, nil
+}
+
+// controllerPolicy is the RBAC of descriptors' service accounts: for each
+// account, in order of first use, ClusterRole system:controller:<account>
+// with the rules of every descriptor running as it (each rule once), bound
+// to ServiceAccount kube-system/<account>.
+func controllerPolicy(descriptors []controllers.Descriptor) bootstrappolicy.Policy {
+	var accounts []string
+	rules := map[string][]rbacv1.PolicyRule{}
+	for _, d := range descriptors {
+		if d.ServiceAccount == "" {
+			continue
+		}
+		if _, ok := rules[d.ServiceAccount]; !ok {
+			accounts = append(accounts, d.ServiceAccount)
+		}
+		for _, r := range d.Rules {
+			if !slices.ContainsFunc(rules[d.ServiceAccount], func(have rbacv1.PolicyRule) bool { return equality.Semantic.DeepEqual(have, r) }) {
+				rules[d.ServiceAccount] = append(rules[d.ServiceAccount], *r.DeepCopy())
+			}
+		}
+	}
+	var p bootstrappolicy.Policy
+	for _, sa := range accounts {
+		p = p.Merge(bootstrappolicy.ControllerPolicy(sa, rules[sa]...))
+	}
+	return p
 }

@@ -32,7 +32,7 @@ import (
 const Name = "widget-controller"
 
 // ServiceAccount is the ServiceAccount (in kube-system) the controller runs
-// as; Policy gives it its permissions.
+// as; Rules are its permissions.
 const ServiceAccount = "widget-controller"
 
 // ReasonReconciled is the reason of the Ready condition and of the event
@@ -48,7 +48,9 @@ var widgets = v1.SchemeGroupVersion.WithResource("widgets")
 // Descriptor describes the controller for the controller manager.
 func Descriptor() controllers.Descriptor {
 	return controllers.Descriptor{
-		Name: Name,
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
 			config, err := c.ClientBuilder.Config(ServiceAccount)
 			if err != nil {

@@ -3,17 +3,15 @@ package controller
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
-
 	v1 "example.dev/widgets/apis/widgets/v1"
 )
 
-// Policy is the controller's RBAC: ClusterRole
-// system:controller:widget-controller, bound to ServiceAccount
-// kube-system/widget-controller, allowing it to watch widgets, write
-// their status and record events.
-func Policy() bootstrappolicy.Policy {
-	return bootstrappolicy.ControllerPolicy(ServiceAccount,
+// Rules are what the controller's ServiceAccount may do: watch widgets,
+// write their status and record events. The descriptor carries them; the
+// stack makes them ClusterRole system:controller:widget-controller, bound
+// to ServiceAccount kube-system/widget-controller.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
 		rbacv1.PolicyRule{
 			APIGroups: []string{v1.GroupName},
 			Resources: []string{"widgets"},
@@ -29,5 +27,5 @@ func Policy() bootstrappolicy.Policy {
 			Resources: []string{"events"},
 			Verbs:     []string{"create", "update", "patch"},
 		},
-	)
+	}
 }

@@ -16,14 +16,13 @@ import (
 const Name = "widgets"
 
 // Layer serves widgets.example.dev/v1 (stored as JSON, with its generated
-// OpenAPI definitions) and runs the widget controller under its own
-// service account, with the RBAC it needs.
+// OpenAPI definitions) and runs the widget controller, whose descriptor
+// brings its own service account and the RBAC it needs.
 func Layer() layering.Layer {
 	return layering.Layer{
 		Name:               Name,
 		APIGroups:          []gcpregistry.APIGroup{registry.APIGroup{}},
 		OpenAPIDefinitions: openapi.GetOpenAPIDefinitions,
 		Controllers:        []controllers.Descriptor{controller.Descriptor()},
-		Policy:             controller.Policy(),
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/csrsigning"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
@@ -527,7 +528,7 @@ func controllersConfig(kubeconfig string, files *pki.Files, descriptors []contro
 	o.Generic.Controllers = selection
 	// The CSR signer signs with the cluster CA, the one the API server
 	// trusts for client certificates.
-	o.CSRSigning.ClusterSigningCertFile, o.CSRSigning.ClusterSigningKeyFile = files.CACert, files.CAKey
+	csrsigning.UseCA(o, files.CACert, files.CAKey)
 	o.SecureServing.BindPort = 0
 	o.Generic.LeaderElection.LeaderElect = false
 	cfg, err := o.Config()

@@ -1,6 +1,7 @@
 // Package controllers runs gcp's generic controllers the way
 // kube-controller-manager runs its own: each controller is a Descriptor
-// (name, aliases, on by default or not, constructor), selected with
+// (name, aliases, on by default or not, service account, RBAC rules, own
+// options, constructor), selected with
 // --controllers, built with k8s.io/controller-manager's context (client
 // builder, shared typed and metadata informers, a discovery REST mapper),
 // started after leader election over a coordination.k8s.io Lease.
@@ -8,9 +9,10 @@ package controllers
 
 import (
 	"context"
-	"time"
 
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/controller-manager/app"
 	"k8s.io/controller-manager/controller"
 )
@@ -37,47 +39,34 @@ type Context struct {
 	// ResourceInformers gives controllers that watch every resource one
 	// informer per resource between them, stopped when no one holds it.
 	ResourceInformers *ResourceInformers
-	// RootCA is the CA bundle of the API server, published in every
-	// namespace as ConfigMap kube-root-ca.crt.
-	RootCA []byte
-	// CSRSigning is the CA the CSR signing controller signs with.
-	CSRSigning CSRSigning
+	// Options are the controller's own options, made by its descriptor's
+	// NewOptions and set from flags (or by a caller before Config); nil
+	// when the descriptor has none or the Config was built without
+	// Options. The manager gives each controller its own.
+	Options ControllerOptions
 }
 
-// CSRSigning is the CSR signing controller's configuration,
-// kube-controller-manager's --cluster-signing-* flags. Without a CA the
-// signing controller does not start.
-type CSRSigning struct {
-	// ClusterSigningCertFile and ClusterSigningKeyFile are the PEM CA
-	// certificate and key that sign certificates for every signer gcp
-	// serves (--cluster-signing-cert-file, --cluster-signing-key-file).
-	ClusterSigningCertFile, ClusterSigningKeyFile string
-	// KubeAPIServerClientCertFile and KubeAPIServerClientKeyFile are a CA
-	// for the kubernetes.io/kube-apiserver-client signer only
-	// (--cluster-signing-kube-apiserver-client-{cert,key}-file); they
-	// exclude the cluster-wide pair.
-	KubeAPIServerClientCertFile, KubeAPIServerClientKeyFile string
-	// Duration is the longest lifetime of a signed certificate
-	// (--cluster-signing-duration); a CSR may ask for less with
-	// spec.expirationSeconds. Zero means DefaultClusterSigningDuration.
-	Duration time.Duration
+// ControllerOptions are one controller's own options: flags of `gcp
+// controllers` that only it reads (the CSR signer's CA, the root CA
+// publisher's bundle), added, validated and completed with the manager's.
+type ControllerOptions interface {
+	// AddFlags adds the options' flags, in a section of their own.
+	AddFlags(fss *cliflag.NamedFlagSets)
+	// Validate returns every problem with the values; it reads no file.
+	Validate() []error
 }
 
-// DefaultClusterSigningDuration is --cluster-signing-duration's default,
-// one year, as kube-controller-manager's.
-const DefaultClusterSigningDuration = 365 * 24 * time.Hour
-
-// KubeAPIServerClientFiles returns the CA files for the
-// kubernetes.io/kube-apiserver-client signer: its own pair if either is
-// set, otherwise the cluster-wide pair, as kube-controller-manager picks.
-func (s CSRSigning) KubeAPIServerClientFiles() (certFile, keyFile string) {
-	if s.KubeAPIServerClientCertFile != "" || s.KubeAPIServerClientKeyFile != "" {
-		return s.KubeAPIServerClientCertFile, s.KubeAPIServerClientKeyFile
-	}
-	return s.ClusterSigningCertFile, s.ClusterSigningKeyFile
+// OptionsCompleter is ControllerOptions with a step that reads what the
+// flags name (a file, say); Options.Config calls Complete after Validate,
+// so a bad file stops the start with the flag's name.
+type OptionsCompleter interface {
+	ControllerOptions
+	Complete() error
 }
 
-// Descriptor describes one controller.
+// Descriptor describes one controller: everything the controller manager,
+// the composition and the bootstrap RBAC policy need to know of it, so that
+// adding a controller is its own package plus one line in a layer.
 type Descriptor struct {
 	// Name is the canonical name used by --controllers.
 	Name string
@@ -85,8 +74,22 @@ type Descriptor struct {
 	Aliases []string
 	// DisabledByDefault leaves the controller off unless named.
 	DisabledByDefault bool
+	// ServiceAccount is the ServiceAccount in kube-system the controller
+	// runs as when service account credentials are on (the default): New
+	// gets its client from c.ClientBuilder.Client(ServiceAccount). Several
+	// controllers may share one, as kube-controller-manager's CSR
+	// controllers share certificate-controller.
+	ServiceAccount string
+	// Rules are what ServiceAccount may do: the rules of ClusterRole
+	// system:controller:<ServiceAccount>, bound to the account and
+	// reconciled with the bootstrap policy while the controller's layer is
+	// in the stack. Controllers sharing an account get the union.
+	Rules []rbacv1.PolicyRule
+	// NewOptions, if set, makes the controller's own options with their
+	// defaults; the manager's Options add their flags, and the controller
+	// finds them in Context.Options.
+	NewOptions func() ControllerOptions
 	// New builds the controller; it must not start informers or work
-	// before Run. A client for the controller's own identity comes from
-	// c.ClientBuilder.Client(<its service account name>).
+	// before Run.
 	New func(ctx context.Context, c Context) (Controller, error)
 }

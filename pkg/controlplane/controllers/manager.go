@@ -284,13 +284,13 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 		},
 		DynamicInformerFactory: dyn,
 		ResourceInformers:      resourceInformers,
-		RootCA:                 c.RootCA,
-		CSRSigning:             c.CSRSigning,
 	}
 
 	var running []Controller
 	for _, d := range c.enabled() {
-		ctrl, err := d.New(ctx, cc)
+		own := cc
+		own.Options = c.ControllerOptions[d.Name]
+		ctrl, err := d.New(ctx, own)
 		if err != nil {
 			return fmt.Errorf("controller %s: %w", d.Name, err)
 		}

@@ -3,10 +3,9 @@ package controllers
 import (
 	"errors"
 	"fmt"
-	"os"
+	"maps"
 	"slices"
 
-	"github.com/spf13/pflag"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/rest"
@@ -30,7 +29,8 @@ const LeaseName = "gcp-controllers"
 // Options are the flags of `gcp controllers`: k8s.io/controller-manager's
 // generic options (--controllers, leader election, client connection,
 // debugging), secure serving with delegated authentication and
-// authorization, and the controllers' credentials.
+// authorization, the controllers' credentials, and each controller's own
+// options from its descriptor.
 type Options struct {
 	Generic        *cmoptions.GenericControllerManagerConfigurationOptions
 	SecureServing  *genericoptions.SecureServingOptionsWithLoopback
@@ -42,14 +42,11 @@ type Options struct {
 	// UseServiceAccountCredentials gives each controller its own service
 	// account (kube-system/<name>) and token, as upstream's flag does.
 	UseServiceAccountCredentials bool
-	// RootCAFile is the CA bundle published as kube-root-ca.crt; empty
-	// means the kubeconfig's CA.
-	RootCAFile string
-	// CSRSigning is the CA and lifetime of the CSR signing controller.
-	CSRSigning CSRSigning
 
 	// descriptors are the controllers the options choose from.
 	descriptors []Descriptor
+	// own are the controllers' own options by descriptor name.
+	own map[string]ControllerOptions
 }
 
 // NewOptions returns the defaults for the given controllers.
@@ -70,8 +67,13 @@ func NewOptions(descriptors []Descriptor) *Options {
 		Authentication:               genericoptions.NewDelegatingAuthenticationOptions(),
 		Authorization:                genericoptions.NewDelegatingAuthorizationOptions(),
 		UseServiceAccountCredentials: true,
-		CSRSigning:                   CSRSigning{Duration: DefaultClusterSigningDuration},
 		descriptors:                  descriptors,
+		own:                          map[string]ControllerOptions{},
+	}
+	for _, d := range descriptors {
+		if d.NewOptions != nil {
+			o.own[d.Name] = d.NewOptions()
+		}
 	}
 	o.SecureServing.BindPort = DefaultSecurePort
 	o.SecureServing.ServerCert.PairName = "gcp-controllers"
@@ -85,6 +87,25 @@ func NewOptions(descriptors []Descriptor) *Options {
 	// The health paths are always allowed by default already.
 	o.Authorization.WithAlwaysAllowGroups("system:masters")
 	return o
+}
+
+// ControllerOptions returns the own options of the controller named name,
+// nil if it has none or is not one of the options' controllers. A caller
+// sets them before Config, e.g. csrsigning.UseCA.
+func (o *Options) ControllerOptions(name string) ControllerOptions { return o.own[name] }
+
+// ownInOrder returns the controllers' own options in name order.
+func (o *Options) ownInOrder() []ControllerOptions {
+	names := make([]string, 0, len(o.own))
+	for name := range o.own {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]ControllerOptions, len(names))
+	for i, name := range names {
+		out[i] = o.own[name]
+	}
+	return out
 }
 
 // names returns every controller name, the disabled-by-default ones and
@@ -116,49 +137,9 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file with the API server's address and the controller manager's credentials.")
 	fs.BoolVar(&o.UseServiceAccountCredentials, "use-service-account-credentials", o.UseServiceAccountCredentials,
 		"If true, each controller uses the token of its own service account in kube-system (and the RBAC role of that account); otherwise all use the kubeconfig's credentials.")
-	fs.StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "CA bundle published in every namespace as ConfigMap kube-root-ca.crt. Defaults to the kubeconfig's CA.")
-	o.CSRSigning.AddFlags(fss.FlagSet("csrsigning controller"))
-}
-
-// AddFlags adds kube-controller-manager's --cluster-signing-* flags that
-// apply to gcp: the cluster-wide CA, the kube-apiserver-client signer's
-// own CA, and the longest lifetime.
-func (s *CSRSigning) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&s.ClusterSigningCertFile, "cluster-signing-cert-file", s.ClusterSigningCertFile,
-		"Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates.  If specified, no more specific --cluster-signing-* flag may be specified.")
-	fs.StringVar(&s.ClusterSigningKeyFile, "cluster-signing-key-file", s.ClusterSigningKeyFile,
-		"Filename containing a PEM-encoded RSA or ECDSA private key used to sign cluster-scoped certificates.  If specified, no more specific --cluster-signing-* flag may be specified.")
-	fs.StringVar(&s.KubeAPIServerClientCertFile, "cluster-signing-kube-apiserver-client-cert-file", s.KubeAPIServerClientCertFile,
-		"Filename containing a PEM-encoded X509 CA certificate used to issue certificates for the kubernetes.io/kube-apiserver-client signer.  If specified, --cluster-signing-{cert,key}-file must not be set.")
-	fs.StringVar(&s.KubeAPIServerClientKeyFile, "cluster-signing-kube-apiserver-client-key-file", s.KubeAPIServerClientKeyFile,
-		"Filename containing a PEM-encoded RSA or ECDSA private key used to sign certificates for the kubernetes.io/kube-apiserver-client signer.  If specified, --cluster-signing-{cert,key}-file must not be set.")
-	fs.DurationVar(&s.Duration, "cluster-signing-duration", s.Duration,
-		"The max length of duration signed certificates will be given.  Individual CSRs may request shorter certs by setting spec.expirationSeconds.")
-}
-
-// Validate checks that each CA is a whole pair, that the cluster-wide and
-// the signer's own pair are not both given, and that the duration is
-// positive.
-func (s *CSRSigning) Validate() []error {
-	var errs []error
-	pair := func(flag, cert, key string) {
-		switch {
-		case cert == "" && key != "":
-			errs = append(errs, fmt.Errorf("%q: cannot specify key without cert", flag))
-		case cert != "" && key == "":
-			errs = append(errs, fmt.Errorf("%q: cannot specify cert without key", flag))
-		}
+	for _, own := range o.ownInOrder() {
+		own.AddFlags(fss)
 	}
-	pair("cluster-signing", s.ClusterSigningCertFile, s.ClusterSigningKeyFile)
-	pair("cluster-signing-kube-apiserver-client", s.KubeAPIServerClientCertFile, s.KubeAPIServerClientKeyFile)
-	if (s.ClusterSigningCertFile != "" || s.ClusterSigningKeyFile != "") &&
-		(s.KubeAPIServerClientCertFile != "" || s.KubeAPIServerClientKeyFile != "") {
-		errs = append(errs, errors.New("cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time"))
-	}
-	if s.Duration <= 0 {
-		errs = append(errs, fmt.Errorf("--cluster-signing-duration must be positive, got %v", s.Duration))
-	}
-	return errs
 }
 
 // Config is the completed configuration Run takes.
@@ -168,11 +149,9 @@ type Config struct {
 	Kubeconfig *rest.Config
 	// UseServiceAccountCredentials: see Options.
 	UseServiceAccountCredentials bool
-	// RootCA is the bundle published as kube-root-ca.crt.
-	RootCA []byte
-	// CSRSigning is the CSR signing controller's CA and lifetime; Config
-	// also hands it to the controllers' Context through Descriptors.
-	CSRSigning CSRSigning
+	// ControllerOptions are the controllers' own options, completed, by
+	// descriptor name; each controller finds its own in Context.Options.
+	ControllerOptions map[string]ControllerOptions
 	// SecureServing is nil when serving is off (--secure-port=0).
 	SecureServing  *genericapiserver.SecureServingInfo
 	Authentication genericapiserver.AuthenticationInfo
@@ -196,7 +175,9 @@ func (o *Options) Validate() []error {
 	var errs []error
 	errs = append(errs, o.Generic.Validate(all, disabled, aliases)...)
 	errs = append(errs, o.SecureServing.Validate()...)
-	errs = append(errs, o.CSRSigning.Validate()...)
+	for _, own := range o.ownInOrder() {
+		errs = append(errs, own.Validate()...)
+	}
 	if o.Kubeconfig == "" {
 		errs = append(errs, errors.New("--kubeconfig is required"))
 	}
@@ -215,8 +196,17 @@ func (o *Options) Config() (*Config, error) {
 		return nil, errors.Join(errs...)
 	}
 	all, disabled, aliases := o.names()
-	c := &Config{UseServiceAccountCredentials: o.UseServiceAccountCredentials, CSRSigning: o.CSRSigning}
+	c := &Config{UseServiceAccountCredentials: o.UseServiceAccountCredentials, ControllerOptions: map[string]ControllerOptions{}}
 	c.Descriptors = o.descriptors
+	for _, name := range slices.Sorted(maps.Keys(o.own)) {
+		own := o.own[name]
+		if completer, ok := own.(OptionsCompleter); ok {
+			if err := completer.Complete(); err != nil {
+				return nil, err
+			}
+		}
+		c.ControllerOptions[name] = own
+	}
 	if err := o.Generic.ApplyTo(&c.Generic, all, disabled, aliases); err != nil {
 		return nil, err
 	}
@@ -227,17 +217,6 @@ func (o *Options) Config() (*Config, error) {
 	kc.ContentType = c.Generic.ClientConnection.ContentType
 	kc.QPS, kc.Burst = c.Generic.ClientConnection.QPS, int(c.Generic.ClientConnection.Burst)
 	c.Kubeconfig = kc
-	c.RootCA = kc.CAData
-	if kc.CAFile != "" && len(c.RootCA) == 0 {
-		if c.RootCA, err = os.ReadFile(kc.CAFile); err != nil {
-			return nil, fmt.Errorf("--kubeconfig CA: %w", err)
-		}
-	}
-	if o.RootCAFile != "" {
-		if c.RootCA, err = os.ReadFile(o.RootCAFile); err != nil {
-			return nil, fmt.Errorf("--root-ca-file: %w", err)
-		}
-	}
 	if o.SecureServing.BindPort != 0 {
 		if err := o.SecureServing.MaybeDefaultWithSelfSignedCerts("localhost", nil, nil); err != nil {
 			return nil, fmt.Errorf("secure serving: %w", err)

@@ -35,15 +35,33 @@ const FieldManager = "clusterrole-aggregation-controller"
 // workers is how many aggregated ClusterRoles are synced at once.
 const workers = 5
 
+// Name is the controller's name for --controllers, kube-controller-manager's.
+const Name = "clusterrole-aggregation-controller"
+
+// ServiceAccount is the ServiceAccount in kube-system the ClusterRole aggregation controller runs
+// as, kube-controller-manager's name for it; Rules are its permissions.
+const ServiceAccount = "clusterrole-aggregation-controller"
+
+// Rules are what ServiceAccount may do: ClusterRole
+// system:controller:<ServiceAccount>.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		// Must mutate clusterroles in any way to keep aggregated ones whole.
+		bootstrappolicy.NewRule("escalate", "get", "list", "watch", "update", "patch").Groups(rbacv1.GroupName).Resources("clusterroles").Rule(),
+	}
+}
+
 // Descriptor describes the controller for the controller manager.
 func Descriptor() controllers.Descriptor {
 	return controllers.Descriptor{
-		Name:    controllers.ClusterRoleAggregation,
-		Aliases: []string{"clusterrole-aggregation"},
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
+		Aliases:        []string{"clusterrole-aggregation"},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
-			client, err := c.ClientBuilder.Client(bootstrappolicy.ClusterRoleAggregation)
+			client, err := c.ClientBuilder.Client(ServiceAccount)
 			if err != nil {
-				return nil, fmt.Errorf("client for %s: %w", bootstrappolicy.ClusterRoleAggregation, err)
+				return nil, fmt.Errorf("client for %s: %w", ServiceAccount, err)
 			}
 			return New(c.InformerFactory.Rbac().V1().ClusterRoles(), client.RbacV1())
 		},
@@ -86,7 +104,7 @@ func New(clusterRoles rbacinformers.ClusterRoleInformer, client rbacclient.Clust
 }
 
 // Name implements controllers.Controller.
-func (c *Controller) Name() string { return controllers.ClusterRoleAggregation }
+func (c *Controller) Name() string { return Name }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -44,15 +45,33 @@ const (
 	PendingExpiration = 24 * time.Hour
 )
 
+// Name is the controller's name for --controllers, kube-controller-manager's.
+const Name = "certificatesigningrequest-cleaner-controller"
+
+// ServiceAccount is the ServiceAccount in kube-system the CSR cleaner (shared with the CSR signer, as kube-controller-manager's are) runs
+// as, kube-controller-manager's name for it; Rules are its permissions.
+const ServiceAccount = "certificate-controller"
+
+// Rules are what ServiceAccount may do: ClusterRole
+// system:controller:<ServiceAccount>.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		// Lists CSRs and deletes old ones.
+		bootstrappolicy.NewRule("get", "list", "watch", "delete").Groups(certificatesv1.GroupName).Resources("certificatesigningrequests").Rule(),
+	}
+}
+
 // Descriptor describes the controller for the controller manager.
 func Descriptor() controllers.Descriptor {
 	return controllers.Descriptor{
-		Name:    controllers.CSRCleanerController,
-		Aliases: []string{"csrcleaner"},
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
+		Aliases:        []string{"csrcleaner"},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
-			client, err := c.ClientBuilder.Client(bootstrappolicy.CertificateController)
+			client, err := c.ClientBuilder.Client(ServiceAccount)
 			if err != nil {
-				return nil, fmt.Errorf("client for %s: %w", bootstrappolicy.CertificateController, err)
+				return nil, fmt.Errorf("client for %s: %w", ServiceAccount, err)
 			}
 			return New(c.InformerFactory, client, clock.RealClock{})
 		},
@@ -81,7 +100,7 @@ func New(factory informers.SharedInformerFactory, client kubernetes.Interface, c
 }
 
 // Name implements controllers.Controller.
-func (c *Cleaner) Name() string { return controllers.CSRCleanerController }
+func (c *Cleaner) Name() string { return Name }
 
 // Run cleans once the informer has synced, then every PollingInterval,
 // until ctx is done.

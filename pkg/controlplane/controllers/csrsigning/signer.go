@@ -22,6 +22,7 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
@@ -47,30 +48,59 @@ const FailedReason = "SignerValidationFailure"
 // workers is how many CSRs are signed at once, upstream's.
 const workers = 5
 
+// Name is the controller's name for --controllers, kube-controller-manager's.
+const Name = "certificatesigningrequest-signing-controller"
+
+// ServiceAccount is the ServiceAccount in kube-system the CSR signer (shared with the CSR cleaner, as kube-controller-manager's are) runs
+// as, kube-controller-manager's name for it; Rules are its permissions.
+const ServiceAccount = "certificate-controller"
+
+// Rules are what ServiceAccount may do: ClusterRole
+// system:controller:<ServiceAccount>.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		// Signs approved CSRs for the signers it serves. The approval and
+		// access review rules are kube-controller-manager's certificate-controller
+		// role's, kept so that the role is what it was.
+		bootstrappolicy.NewRule("get", "list", "watch", "delete").Groups(certificatesv1.GroupName).Resources("certificatesigningrequests").Rule(),
+		bootstrappolicy.NewRule("update").Groups(certificatesv1.GroupName).Resources("certificatesigningrequests/status", "certificatesigningrequests/approval").Rule(),
+		bootstrappolicy.NewRule("sign").Groups(certificatesv1.GroupName).Resources("signers").Names(certificatesv1.KubeAPIServerClientSignerName).Rule(),
+		bootstrappolicy.NewRule("create").Groups("authorization.k8s.io").Resources("subjectaccessreviews").Rule(),
+		bootstrappolicy.EventsRule(),
+	}
+}
+
 // Descriptor describes the controller for the controller manager. Without
 // a CA (--cluster-signing-cert-file and --cluster-signing-key-file, or the
 // kube-apiserver-client signer's own pair) it does not sign and says why,
 // as kube-controller-manager skips it.
 func Descriptor() controllers.Descriptor {
 	return controllers.Descriptor{
-		Name:    controllers.CSRSigningController,
-		Aliases: []string{"csrsigning"},
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
+		Aliases:        []string{"csrsigning"},
+		NewOptions:     func() controllers.ControllerOptions { return NewOptions() },
 		New: func(ctx context.Context, c controllers.Context) (controllers.Controller, error) {
-			certFile, keyFile := c.CSRSigning.KubeAPIServerClientFiles()
+			o, _ := c.Options.(*Options)
+			if o == nil {
+				o = NewOptions()
+			}
+			certFile, keyFile := o.KubeAPIServerClientFiles()
 			if certFile == "" || keyFile == "" {
 				return skipped{}, nil
 			}
-			client, err := c.ClientBuilder.Client(bootstrappolicy.CertificateController)
+			client, err := c.ClientBuilder.Client(ServiceAccount)
 			if err != nil {
-				return nil, fmt.Errorf("client for %s: %w", bootstrappolicy.CertificateController, err)
+				return nil, fmt.Errorf("client for %s: %w", ServiceAccount, err)
 			}
 			ca, err := dynamiccertificates.NewDynamicServingContentFromFiles("csr-controller", certFile, keyFile)
 			if err != nil {
 				return nil, fmt.Errorf("error reading CA cert file %q: %v", certFile, err)
 			}
-			duration := c.CSRSigning.Duration
+			duration := o.Duration
 			if duration == 0 {
-				duration = controllers.DefaultClusterSigningDuration
+				duration = DefaultClusterSigningDuration
 			}
 			return New(c.InformerFactory, client, ca, duration)
 		},
@@ -80,7 +110,7 @@ func Descriptor() controllers.Descriptor {
 // skipped stands for the signer when it has no CA: it logs why and idles.
 type skipped struct{}
 
-func (skipped) Name() string { return controllers.CSRSigningController }
+func (skipped) Name() string { return Name }
 
 func (skipped) Run(ctx context.Context) {
 	klog.FromContext(ctx).Info("Skipping CSR signer controller because no csr cert/key was specified")
@@ -150,7 +180,7 @@ func New(factory informers.SharedInformerFactory, client kubernetes.Interface, c
 }
 
 // Name implements controllers.Controller.
-func (s *Signer) Name() string { return controllers.CSRSigningController }
+func (s *Signer) Name() string { return Name }
 
 // Run signs until ctx is done, watching the CA files if they are files.
 func (s *Signer) Run(ctx context.Context) {

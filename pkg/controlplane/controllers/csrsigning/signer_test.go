@@ -533,13 +533,13 @@ func TestFlags(t *testing.T) {
 			wantErr: "cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time"},
 		{args: []string{"--cluster-signing-duration=0s"}, wantErr: "--cluster-signing-duration must be positive, got 0s"},
 	} {
-		o := controllers.NewOptions(nil)
-		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-		o.CSRSigning.AddFlags(fs)
-		if err := fs.Parse(tc.args); err != nil {
+		o := NewOptions()
+		fss := cliflag.NamedFlagSets{}
+		o.AddFlags(&fss)
+		if err := fss.FlagSet("csrsigning controller").Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		errs := o.CSRSigning.Validate()
+		errs := o.Validate()
 		if tc.wantErr != "" {
 			if len(errs) != 1 || errs[0].Error() != tc.wantErr {
 				t.Errorf("%v: errors %v, want %q", tc.args, errs, tc.wantErr)
@@ -549,16 +549,16 @@ func TestFlags(t *testing.T) {
 		if len(errs) > 0 {
 			t.Errorf("%v: %v", tc.args, errs)
 		}
-		cert, key := o.CSRSigning.KubeAPIServerClientFiles()
-		if cert != tc.wantCert || key != tc.wantKey || o.CSRSigning.Duration != tc.wantDurationInFlag {
-			t.Errorf("%v: CA %q %q, duration %v", tc.args, cert, key, o.CSRSigning.Duration)
+		cert, key := o.KubeAPIServerClientFiles()
+		if cert != tc.wantCert || key != tc.wantKey || o.Duration != tc.wantDurationInFlag {
+			t.Errorf("%v: CA %q %q, duration %v", tc.args, cert, key, o.Duration)
 		}
 	}
 }
 
 // TestFlagsReachTheController: `gcp controllers --cluster-signing-*`
-// arrive in the Config, which the manager copies into every controller's
-// Context.
+// arrive in the Config as the signer's own options, which the manager puts
+// in the signer's Context only.
 func TestFlagsReachTheController(t *testing.T) {
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
@@ -585,8 +585,8 @@ current-context: c
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := controllers.CSRSigning{ClusterSigningCertFile: "/ca.crt", ClusterSigningKeyFile: "/ca.key", Duration: 720 * time.Hour}
-	if cfg.CSRSigning != want {
-		t.Errorf("config has %+v, want %+v", cfg.CSRSigning, want)
+	want := Options{ClusterSigningCertFile: "/ca.crt", ClusterSigningKeyFile: "/ca.key", Duration: 720 * time.Hour}
+	if got, ok := cfg.ControllerOptions[Name].(*Options); !ok || *got != want {
+		t.Errorf("config has %#v, want %+v", cfg.ControllerOptions[Name], want)
 	}
 }

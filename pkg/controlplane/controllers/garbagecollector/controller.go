@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -61,8 +62,25 @@ type Options struct {
 	DiscoveryPeriod time.Duration
 }
 
+// Name is the controller's name for --controllers, kube-controller-manager's.
+const Name = "garbage-collector-controller"
+
+// ServiceAccount is the ServiceAccount in kube-system the garbage collector runs
+// as, kube-controller-manager's name for it; Rules are its permissions.
+const ServiceAccount = "generic-garbage-collector"
+
+// Rules are what ServiceAccount may do: ClusterRole
+// system:controller:<ServiceAccount>.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		// Lists, watches, and updates or deletes dependents of any kind.
+		bootstrappolicy.NewRule("get", "list", "watch", "patch", "update", "delete").Groups("*").Resources("*").Rule(),
+		bootstrappolicy.EventsRule(),
+	}
+}
+
 // Descriptor returns the garbage collector's descriptor, named
-// controllers.GarbageCollector with alias "garbagecollector", on by
+// Name with alias "garbagecollector", on by
 // default.
 func Descriptor() controllers.Descriptor { return DescriptorWithOptions(Options{}) }
 
@@ -70,8 +88,10 @@ func Descriptor() controllers.Descriptor { return DescriptorWithOptions(Options{
 // to follow new resources faster.
 func DescriptorWithOptions(o Options) controllers.Descriptor {
 	return controllers.Descriptor{
-		Name:    controllers.GarbageCollector,
-		Aliases: []string{"garbagecollector"},
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
+		Aliases:        []string{"garbagecollector"},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
 			return newFromContext(c, o)
 		},
@@ -79,9 +99,9 @@ func DescriptorWithOptions(o Options) controllers.Descriptor {
 }
 
 func newFromContext(c controllers.Context, o Options) (controllers.Controller, error) {
-	cfg, err := c.ClientBuilder.Config(bootstrappolicy.GarbageCollector)
+	cfg, err := c.ClientBuilder.Config(ServiceAccount)
 	if err != nil {
-		return nil, fmt.Errorf("client config for %s: %w", bootstrappolicy.GarbageCollector, err)
+		return nil, fmt.Errorf("client config for %s: %w", ServiceAccount, err)
 	}
 	cfg = rest.CopyConfig(cfg)
 	// Collecting one object takes two requests (a live read, then the
@@ -189,7 +209,7 @@ func newQueue(name string) workqueue.TypedRateLimitingInterface[*node] {
 }
 
 // Name implements controller.Interface.
-func (c *controller) Name() string { return controllers.GarbageCollector }
+func (c *controller) Name() string { return Name }
 
 // Run starts the monitors, the graph builder and the workers, and runs
 // them until ctx is done; it stops everything before returning. Workers

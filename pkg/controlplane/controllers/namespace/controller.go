@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -47,20 +48,40 @@ const (
 	defaultGracePeriod = 5 * time.Second
 )
 
+// Name is the controller's name for --controllers, kube-controller-manager's.
+const Name = "namespace-controller"
+
+// ServiceAccount is the ServiceAccount in kube-system the namespace controller runs
+// as, kube-controller-manager's name for it; Rules are its permissions.
+const ServiceAccount = "namespace-controller"
+
+// Rules are what ServiceAccount may do: ClusterRole
+// system:controller:<ServiceAccount>.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		// Empties a terminating namespace of every kind, then finalizes it.
+		bootstrappolicy.NewRule("get", "list", "watch", "delete").Groups("").Resources("namespaces").Rule(),
+		bootstrappolicy.NewRule("update").Groups("").Resources("namespaces/finalize", "namespaces/status").Rule(),
+		bootstrappolicy.NewRule("get", "list", "watch", "delete", "deletecollection").Groups("*").Resources("*").Rule(),
+	}
+}
+
 // Descriptor returns the namespace controller's descriptor, named
-// controllers.NamespaceController with alias "namespace", on by default.
+// Name with alias "namespace", on by default.
 func Descriptor() controllers.Descriptor {
 	return controllers.Descriptor{
-		Name:    controllers.NamespaceController,
-		Aliases: []string{"namespace"},
-		New:     newFromContext,
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
+		Aliases:        []string{"namespace"},
+		New:            newFromContext,
 	}
 }
 
 func newFromContext(ctx context.Context, c controllers.Context) (controllers.Controller, error) {
-	cfg, err := c.ClientBuilder.Config(bootstrappolicy.NamespaceController)
+	cfg, err := c.ClientBuilder.Config(ServiceAccount)
 	if err != nil {
-		return nil, fmt.Errorf("client config for %s: %w", bootstrappolicy.NamespaceController, err)
+		return nil, fmt.Errorf("client config for %s: %w", ServiceAccount, err)
 	}
 	cfg = rest.CopyConfig(cfg)
 	// Emptying a namespace is a burst of list and delete requests across
@@ -179,7 +200,7 @@ func rateLimiter() workqueue.TypedRateLimiter[string] {
 }
 
 // Name implements controller.Interface.
-func (c *controller) Name() string { return controllers.NamespaceController }
+func (c *controller) Name() string { return Name }
 
 // enqueue queues a namespace that has a deletion timestamp, after the
 // grace period; others are left alone.

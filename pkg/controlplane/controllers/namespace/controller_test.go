@@ -11,13 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
-
-	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 )
 
 func TestDescriptor(t *testing.T) {
 	d := Descriptor()
-	if d.Name != controllers.NamespaceController || !slices.Equal(d.Aliases, []string{"namespace"}) || d.DisabledByDefault || d.New == nil {
+	if d.Name != Name || !slices.Equal(d.Aliases, []string{"namespace"}) || d.DisabledByDefault || d.New == nil {
 		t.Errorf("descriptor: %+v", d)
 	}
 }
@@ -41,7 +39,7 @@ func TestController(t *testing.T) {
 		informer:   factory.Core().V1().Namespaces(),
 		workers:    2,
 	})
-	if c.Name() != controllers.NamespaceController {
+	if c.Name() != Name {
 		t.Errorf("name %q", c.Name())
 	}
 	factory.Start(ctx.Done())

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,6 +68,24 @@ type Options struct {
 	DiscoveryPeriod time.Duration
 }
 
+// Name is the controller's name for --controllers, kube-controller-manager's.
+const Name = "resourcequota-controller"
+
+// ServiceAccount is the ServiceAccount in kube-system the resource quota controller runs
+// as, kube-controller-manager's name for it; Rules are its permissions.
+const ServiceAccount = "resourcequota-controller"
+
+// Rules are what ServiceAccount may do: ClusterRole
+// system:controller:<ServiceAccount>.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		// Counts usage of anything a quota may cover.
+		bootstrappolicy.NewRule("list", "watch").Groups("*").Resources("*").Rule(),
+		bootstrappolicy.NewRule("update").Groups("").Resources("resourcequotas/status").Rule(),
+		bootstrappolicy.EventsRule(),
+	}
+}
+
 // Descriptor returns the resource quota controller's descriptor, named
 // "resourcequota-controller" with alias "resourcequota", on by default.
 func Descriptor() controllers.Descriptor { return DescriptorWithOptions(Options{}) }
@@ -75,8 +94,10 @@ func Descriptor() controllers.Descriptor { return DescriptorWithOptions(Options{
 // to follow new resources faster.
 func DescriptorWithOptions(o Options) controllers.Descriptor {
 	return controllers.Descriptor{
-		Name:    controllers.ResourceQuotaController,
-		Aliases: []string{"resourcequota"},
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
+		Aliases:        []string{"resourcequota"},
 		New: func(ctx context.Context, c controllers.Context) (controllers.Controller, error) {
 			return newFromContext(ctx, c, o)
 		},
@@ -87,9 +108,9 @@ func newFromContext(ctx context.Context, c controllers.Context, o Options) (cont
 	if c.ResourceInformers == nil {
 		return nil, errors.New("the controller context has no resource informers")
 	}
-	cfg, err := c.ClientBuilder.Config(bootstrappolicy.ResourceQuotaController)
+	cfg, err := c.ClientBuilder.Config(ServiceAccount)
 	if err != nil {
-		return nil, fmt.Errorf("client config for %s: %w", bootstrappolicy.ResourceQuotaController, err)
+		return nil, fmt.Errorf("client config for %s: %w", ServiceAccount, err)
 	}
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -188,7 +209,7 @@ func newController(ctx context.Context, c config) *controller {
 }
 
 // Name implements controller.Interface.
-func (c *controller) Name() string { return controllers.ResourceQuotaController }
+func (c *controller) Name() string { return Name }
 
 // Run starts the monitors, waits (at most one discovery period for the
 // monitors) for the informers, then recomputes quotas until ctx is done.

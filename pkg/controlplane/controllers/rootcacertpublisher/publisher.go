@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -43,20 +44,53 @@ const (
 // workers is how many namespaces are synced at once.
 const workers = 2
 
+// Name is the controller's name for --controllers, kube-controller-manager's.
+const Name = "root-ca-certificate-publisher-controller"
+
+// ServiceAccount is the ServiceAccount in kube-system the root CA publisher runs
+// as, kube-controller-manager's name for it; Rules are its permissions.
+const ServiceAccount = "root-ca-cert-publisher"
+
+// Rules are what ServiceAccount may do: ClusterRole
+// system:controller:<ServiceAccount>.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		bootstrappolicy.NewRule("create", "update").Groups("").Resources("configmaps").Rule(),
+		bootstrappolicy.EventsRule(),
+	}
+}
+
 // Descriptor describes the controller for the controller manager.
 func Descriptor() controllers.Descriptor {
 	return controllers.Descriptor{
-		Name:    controllers.RootCACertPublisher,
-		Aliases: []string{"root-ca-cert-publisher"},
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
+		Aliases:        []string{"root-ca-cert-publisher"},
+		NewOptions:     func() controllers.ControllerOptions { return &Options{} },
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
-			if len(c.RootCA) == 0 {
+			o, _ := c.Options.(*Options)
+			if o == nil {
+				o = &Options{}
+			}
+			config, err := c.ClientBuilder.Config(ServiceAccount)
+			if err != nil {
+				return nil, fmt.Errorf("client config for %s: %w", ServiceAccount, err)
+			}
+			// As kube-controller-manager: --root-ca-file, else the CA the
+			// controller trusts the API server with.
+			rootCA, err := o.bundle(config)
+			if err != nil {
+				return nil, err
+			}
+			if len(rootCA) == 0 {
 				return nil, errors.New("no root CA bundle to publish (set --root-ca-file, or disable the controller)")
 			}
-			client, err := c.ClientBuilder.Client(bootstrappolicy.RootCACertPublisher)
+			client, err := kubernetes.NewForConfig(config)
 			if err != nil {
-				return nil, fmt.Errorf("client for %s: %w", bootstrappolicy.RootCACertPublisher, err)
+				return nil, fmt.Errorf("client for %s: %w", ServiceAccount, err)
 			}
-			return New(c.InformerFactory, client, c.RootCA)
+			return New(c.InformerFactory, client, rootCA)
 		},
 	}
 }
@@ -148,7 +182,7 @@ func New(factory informers.SharedInformerFactory, client kubernetes.Interface, r
 }
 
 // Name implements controllers.Controller.
-func (p *Publisher) Name() string { return controllers.RootCACertPublisher }
+func (p *Publisher) Name() string { return Name }
 
 // Run works until ctx is done.
 func (p *Publisher) Run(ctx context.Context) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -28,15 +29,33 @@ const DefaultName = "default"
 // workers is how many namespaces are synced at once.
 const workers = 2
 
+// Name is the controller's name for --controllers, kube-controller-manager's.
+const Name = "serviceaccount-controller"
+
+// ServiceAccount is the ServiceAccount in kube-system the service account controller runs
+// as, kube-controller-manager's name for it; Rules are its permissions.
+const ServiceAccount = "service-account-controller"
+
+// Rules are what ServiceAccount may do: ClusterRole
+// system:controller:<ServiceAccount>.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		bootstrappolicy.NewRule("create").Groups("").Resources("serviceaccounts").Rule(),
+		bootstrappolicy.EventsRule(),
+	}
+}
+
 // Descriptor describes the controller for the controller manager.
 func Descriptor() controllers.Descriptor {
 	return controllers.Descriptor{
-		Name:    controllers.ServiceAccountController,
-		Aliases: []string{"serviceaccount"},
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
+		Aliases:        []string{"serviceaccount"},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
-			client, err := c.ClientBuilder.Client(bootstrappolicy.ServiceAccountController)
+			client, err := c.ClientBuilder.Client(ServiceAccount)
 			if err != nil {
-				return nil, fmt.Errorf("client for %s: %w", bootstrappolicy.ServiceAccountController, err)
+				return nil, fmt.Errorf("client for %s: %w", ServiceAccount, err)
 			}
 			core := c.InformerFactory.Core().V1()
 			return New(core.Namespaces(), core.ServiceAccounts(), client)
@@ -104,7 +123,7 @@ func New(namespaces coreinformers.NamespaceInformer, serviceAccounts coreinforme
 }
 
 // Name implements controllers.Controller.
-func (c *Controller) Name() string { return controllers.ServiceAccountController }
+func (c *Controller) Name() string { return Name }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {

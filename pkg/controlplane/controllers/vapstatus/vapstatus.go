@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
@@ -33,12 +34,31 @@ const FieldManager = "validatingadmissionpolicy-status"
 // --concurrent-validating-admission-policy-status-syncs).
 const workers = 5
 
+// Name is the controller's name for --controllers, kube-controller-manager's.
+const Name = "validatingadmissionpolicy-status-controller"
+
+// ServiceAccount is the ServiceAccount in kube-system the ValidatingAdmissionPolicy status controller runs
+// as, kube-controller-manager's name for it; Rules are its permissions.
+const ServiceAccount = "validatingadmissionpolicy-status-controller"
+
+// Rules are what ServiceAccount may do: ClusterRole
+// system:controller:<ServiceAccount>.
+func Rules() []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		bootstrappolicy.NewRule("get", "list", "watch").Groups("admissionregistration.k8s.io").Resources("validatingadmissionpolicies").Rule(),
+		bootstrappolicy.NewRule("get", "patch", "update").Groups("admissionregistration.k8s.io").Resources("validatingadmissionpolicies/status").Rule(),
+		bootstrappolicy.EventsRule(),
+	}
+}
+
 // Descriptor describes the controller for the controller manager.
 func Descriptor() controllers.Descriptor {
 	return controllers.Descriptor{
-		Name: controllers.ValidatingAdmissionPolicyStatusController,
+		Name:           Name,
+		ServiceAccount: ServiceAccount,
+		Rules:          Rules(),
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
-			name := bootstrappolicy.ValidatingAdmissionPolicyStatusController
+			name := ServiceAccount
 			client, err := c.ClientBuilder.Client(name)
 			if err != nil {
 				return nil, fmt.Errorf("client for %s: %w", name, err)
@@ -87,7 +107,7 @@ func New(policies admissionregistrationinformers.ValidatingAdmissionPolicyInform
 		checker: checker,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: controllers.ValidatingAdmissionPolicyStatusController},
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: Name},
 		),
 	}
 	enqueue := func(obj any) {
@@ -107,7 +127,7 @@ func New(policies admissionregistrationinformers.ValidatingAdmissionPolicyInform
 }
 
 // Name implements controllers.Controller.
-func (c *Controller) Name() string { return controllers.ValidatingAdmissionPolicyStatusController }
+func (c *Controller) Name() string { return Name }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {

@@ -39,7 +39,8 @@ func (p Policy) Merge(other Policy) Policy {
 }
 
 // Default is gcp's bootstrap policy: kube-apiserver's default roles and
-// bindings for the resources gcp serves, and a role per gcp controller.
+// bindings for the resources gcp serves, and the controller manager's own
+// role; each controller's role comes with its descriptor (layering adds it).
 func Default() Policy {
 	return Policy{
 		ClusterRoles:        ClusterRoles(),

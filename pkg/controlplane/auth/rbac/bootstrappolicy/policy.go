@@ -1,6 +1,7 @@
 // Package bootstrappolicy holds gcp's default RBAC policy (the roles and
-// bindings kube-apiserver ships, for the resources gcp serves, plus a role
-// per gcp controller) and the post-start hook that reconciles it at every
+// bindings kube-apiserver ships, for the resources gcp serves, plus the
+// controller manager's own; each controller's role is built from its
+// descriptor with ControllerPolicy) and the post-start hook that reconciles it at every
 // start without removing what users added.
 //
 // Every function returns freshly built objects; callers may modify them.
@@ -62,38 +63,47 @@ func read() []string      { return []string{"get", "list", "watch"} }
 func write() []string     { return []string{"create", "update", "patch", "delete", "deletecollection"} }
 func readWrite() []string { return append(read(), write()...) }
 
-// ruleBuilder builds one PolicyRule.
-type ruleBuilder struct{ r rbacv1.PolicyRule }
+// RuleBuilder builds one PolicyRule, as upstream's rbac helpers do:
+// NewRule("get", "list").Groups("").Resources("configmaps").Rule().
+type RuleBuilder struct{ r rbacv1.PolicyRule }
 
-func verbs(v ...string) *ruleBuilder {
-	return &ruleBuilder{r: rbacv1.PolicyRule{Verbs: slices.Clone(v)}}
+// NewRule starts a rule allowing verbs.
+func NewRule(verbs ...string) *RuleBuilder {
+	return &RuleBuilder{r: rbacv1.PolicyRule{Verbs: slices.Clone(verbs)}}
 }
 
-func (b *ruleBuilder) groups(g ...string) *ruleBuilder {
+func verbs(v ...string) *RuleBuilder { return NewRule(v...) }
+
+// Groups adds API groups ("" is the core group).
+func (b *RuleBuilder) Groups(g ...string) *RuleBuilder {
 	b.r.APIGroups = append(b.r.APIGroups, g...)
 	return b
 }
 
-func (b *ruleBuilder) resources(r ...string) *ruleBuilder {
+// Resources adds resources, subresources as "resource/subresource".
+func (b *RuleBuilder) Resources(r ...string) *RuleBuilder {
 	b.r.Resources = append(b.r.Resources, r...)
 	return b
 }
 
-func (b *ruleBuilder) names(n ...string) *ruleBuilder {
+// Names limits the rule to the named objects.
+func (b *RuleBuilder) Names(n ...string) *RuleBuilder {
 	b.r.ResourceNames = append(b.r.ResourceNames, n...)
 	return b
 }
 
-func (b *ruleBuilder) urls(u ...string) *ruleBuilder {
+// URLs adds non-resource URLs.
+func (b *RuleBuilder) URLs(u ...string) *RuleBuilder {
 	b.r.NonResourceURLs = append(b.r.NonResourceURLs, u...)
 	return b
 }
 
-func (b *ruleBuilder) rule() rbacv1.PolicyRule { return b.r }
+// Rule returns the rule built.
+func (b *RuleBuilder) Rule() rbacv1.PolicyRule { return b.r }
 
-// eventsRule lets a component record events in both event APIs.
-func eventsRule() rbacv1.PolicyRule {
-	return verbs("create", "update", "patch").groups(legacyGroup, eventsGroup).resources("events").rule()
+// EventsRule lets a component record events in both event APIs.
+func EventsRule() rbacv1.PolicyRule {
+	return verbs("create", "update", "patch").Groups(legacyGroup, eventsGroup).Resources("events").Rule()
 }
 
 func objectMeta(name string, extraLabels map[string]string) metav1.ObjectMeta {
@@ -140,11 +150,11 @@ func serviceAccountSubject(namespace, name string) rbacv1.Subject {
 // serves (upstream's list minus pods, workloads, services and the like).
 func viewRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
-		verbs(read()...).groups(legacyGroup).resources("serviceaccounts", "configmaps").rule(),
-		verbs(read()...).groups(legacyGroup).resources("resourcequotas", "resourcequotas/status", "namespaces/status").rule(),
+		verbs(read()...).Groups(legacyGroup).Resources("serviceaccounts", "configmaps").Rule(),
+		verbs(read()...).Groups(legacyGroup).Resources("resourcequotas", "resourcequotas/status", "namespaces/status").Rule(),
 		// Reading namespaces at namespace scope means reading *this* one.
-		verbs(read()...).groups(legacyGroup).resources("namespaces").rule(),
-		verbs(read()...).groups(legacyGroup, eventsGroup).resources("events").rule(),
+		verbs(read()...).Groups(legacyGroup).Resources("namespaces").Rule(),
+		verbs(read()...).Groups(legacyGroup, eventsGroup).Resources("events").Rule(),
 	}
 }
 
@@ -152,20 +162,20 @@ func viewRules() []rbacv1.PolicyRule {
 // permissions; includes the escalating reads (secrets) view leaves out.
 func editRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
-		verbs(read()...).groups(legacyGroup).resources("secrets").rule(),
-		verbs("impersonate").groups(legacyGroup).resources("serviceaccounts").rule(),
-		verbs(write()...).groups(legacyGroup).resources("serviceaccounts", "configmaps", "secrets").rule(),
-		verbs("create").groups(legacyGroup).resources("serviceaccounts/token").rule(),
-		verbs(write()...).groups(legacyGroup, eventsGroup).resources("events").rule(),
-		verbs(readWrite()...).groups(coordinationGroup).resources("leases").rule(),
+		verbs(read()...).Groups(legacyGroup).Resources("secrets").Rule(),
+		verbs("impersonate").Groups(legacyGroup).Resources("serviceaccounts").Rule(),
+		verbs(write()...).Groups(legacyGroup).Resources("serviceaccounts", "configmaps", "secrets").Rule(),
+		verbs("create").Groups(legacyGroup).Resources("serviceaccounts/token").Rule(),
+		verbs(write()...).Groups(legacyGroup, eventsGroup).Resources("events").Rule(),
+		verbs(readWrite()...).Groups(coordinationGroup).Resources("leases").Rule(),
 	}
 }
 
 // adminRules: edit plus granting permissions within the namespace.
 func adminRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
-		verbs("create").groups(authorizationGroup).resources("localsubjectaccessreviews").rule(),
-		verbs(readWrite()...).groups(rbacGroup).resources("roles", "rolebindings").rule(),
+		verbs("create").Groups(authorizationGroup).Resources("localsubjectaccessreviews").Rule(),
+		verbs(readWrite()...).Groups(rbacGroup).Resources("roles", "rolebindings").Rule(),
 	}
 }
 
@@ -188,26 +198,26 @@ func ClusterRoles() []rbacv1.ClusterRole {
 	roles := []rbacv1.ClusterRole{
 		// Can do anything.
 		clusterRole("cluster-admin", nil,
-			verbs("*").groups("*").resources("*").rule(),
-			verbs("*").urls("*").rule()),
+			verbs("*").Groups("*").Resources("*").Rule(),
+			verbs("*").URLs("*").Rule()),
 		// Enough to discover API versions and check health.
 		clusterRole("system:discovery", nil,
-			verbs("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/",
-				"/openapi", "/openapi/*", "/api", "/api/*", "/apis", "/apis/*").rule()),
+			verbs("get").URLs("/livez", "/readyz", "/healthz", "/version", "/version/",
+				"/openapi", "/openapi/*", "/api", "/api/*", "/apis", "/apis/*").Rule()),
 		clusterRole("system:monitoring", nil,
-			verbs("get").urls(monitoringURLs()...).rule()),
+			verbs("get").URLs(monitoringURLs()...).Rule()),
 		// Lets a user learn about themselves.
 		clusterRole("system:basic-user", nil,
-			verbs("create").groups(authorizationGroup).resources("selfsubjectaccessreviews", "selfsubjectrulesreviews").rule(),
-			verbs("create").groups(authenticationGroup).resources("selfsubjectreviews").rule()),
+			verbs("create").Groups(authorizationGroup).Resources("selfsubjectaccessreviews", "selfsubjectrulesreviews").Rule(),
+			verbs("create").Groups(authenticationGroup).Resources("selfsubjectreviews").Rule()),
 		clusterRole("system:public-info-viewer", nil,
-			verbs("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/").rule()),
+			verbs("get").URLs("/livez", "/readyz", "/healthz", "/version", "/version/").Rule()),
 		// Bind it to whoever may approve client certificate requests
 		// (kubectl certificate approve).
 		clusterRole("system:certificates.k8s.io:kube-apiserver-client-approver", nil,
-			verbs("approve").groups(certificatesGroup).resources("signers").names(certificatesv1.KubeAPIServerClientSignerName).rule()),
+			verbs("approve").Groups(certificatesGroup).Resources("signers").Names(certificatesv1.KubeAPIServerClientSignerName).Rule()),
 		clusterRole("system:cluster-trust-bundle-discovery", nil,
-			verbs(read()...).groups(certificatesGroup).resources("clustertrustbundles").rule()),
+			verbs(read()...).Groups(certificatesGroup).Resources("clustertrustbundles").Rule()),
 
 		aggregated("admin", nil, AggregateToAdmin),
 		aggregated("edit", labelled(AggregateToAdmin), AggregateToEdit),
@@ -218,17 +228,16 @@ func ClusterRoles() []rbacv1.ClusterRole {
 
 		// For servers delegating authentication and authorization to gcp.
 		clusterRole("system:auth-delegator", nil,
-			verbs("create").groups(authenticationGroup).resources("tokenreviews").rule(),
-			verbs("create").groups(authorizationGroup).resources("subjectaccessreviews").rule()),
+			verbs("create").Groups(authenticationGroup).Resources("tokenreviews").Rule(),
+			verbs("create").Groups(authorizationGroup).Resources("subjectaccessreviews").Rule()),
 		// Also allow the slash-terminated forms, as upstream does for
 		// clients generated from older OpenAPI documents.
 		clusterRole("system:service-account-issuer-discovery", nil,
-			verbs("get").urls("/.well-known/openid-configuration", "/.well-known/openid-configuration/",
-				"/openid/v1/jwks", "/openid/v1/jwks/").rule()),
+			verbs("get").URLs("/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+				"/openid/v1/jwks", "/openid/v1/jwks/").Rule()),
 
 		controllerManagerRole(),
 	}
-	roles = append(roles, controllerRoles()...)
 	fillAggregated(roles)
 	return roles
 }
@@ -290,7 +299,7 @@ func ClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		clusterBinding("system:cluster-trust-bundle-discovery", groupSubject("system:serviceaccounts")),
 		clusterBinding(ControllersUser, userSubject(ControllersUser)),
 	}
-	return append(bindings, controllerRoleBindings()...)
+	return bindings
 }
 
 // NamespaceRoles returns the default Roles by namespace.
@@ -304,11 +313,11 @@ func NamespaceRoles() map[string][]rbacv1.Role {
 		// Lets servers find the client CA and request-header settings to
 		// authenticate their own clients with.
 		role(extensionAuthenticationRead,
-			verbs(read()...).groups(legacyGroup).resources("configmaps").names(extensionAuthenticationCMName).rule()),
+			verbs(read()...).Groups(legacyGroup).Resources("configmaps").Names(extensionAuthenticationCMName).Rule()),
 		// Leader election of the controller managers on any Lease in
 		// kube-system (--leader-elect-resource-name may name another).
 		role(leaderLockingRole,
-			verbs("get", "watch", "list", "create", "update").groups(coordinationGroup).resources("leases").rule()),
+			verbs("get", "watch", "list", "create", "update").Groups(coordinationGroup).Resources("leases").Rule()),
 	}}
 }
 

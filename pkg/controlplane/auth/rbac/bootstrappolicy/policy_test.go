@@ -107,14 +107,6 @@ func TestPolicyIsWellFormed(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range ControllerNames() {
-		if _, ok := roles[ControllerRolePrefix+name]; !ok {
-			t.Errorf("no role for controller %s", name)
-		}
-		if !names[ControllerRolePrefix+name] {
-			t.Errorf("no binding for controller %s", name)
-		}
-	}
 }
 
 // TestPolicyIsFresh: callers get their own copies.
@@ -280,13 +272,6 @@ func TestWellKnownRolesAndBindings(t *testing.T) {
 		{ControllersUser, "create", "", "serviceaccounts/token"},
 		{ControllersUser, "get", "", "serviceaccounts"},
 		{ControllersUser, "watch", "example.com", "widgets"},
-		{ControllerRolePrefix + NamespaceController, "deletecollection", "example.com", "widgets"},
-		{ControllerRolePrefix + NamespaceController, "update", "", "namespaces/finalize"},
-		{ControllerRolePrefix + GarbageCollector, "patch", "example.com", "widgets"},
-		{ControllerRolePrefix + ServiceAccountController, "create", "", "serviceaccounts"},
-		{ControllerRolePrefix + RootCACertPublisher, "update", "", "configmaps"},
-		{ControllerRolePrefix + ClusterRoleAggregation, "escalate", "rbac.authorization.k8s.io", "clusterroles"},
-		{ControllerRolePrefix + ResourceQuotaController, "update", "", "resourcequotas/status"},
 	} {
 		if !allows(roles[c.role].Rules, c.verb, c.group, c.resource) {
 			t.Errorf("%s does not allow %s %s/%s", c.role, c.verb, c.group, c.resource)
@@ -307,14 +292,13 @@ func TestWellKnownRolesAndBindings(t *testing.T) {
 	}
 	group := func(n string) rbacv1.Subject { return groupSubject(n) }
 	for name, want := range map[string][]rbacv1.Subject{
-		"cluster-admin":                            {group("system:masters")},
-		"system:discovery":                         {group("system:authenticated")},
-		"system:basic-user":                        {group("system:authenticated")},
-		"system:public-info-viewer":                {group("system:authenticated"), group("system:unauthenticated")},
-		"system:monitoring":                        {group("system:monitoring")},
-		"system:service-account-issuer-discovery":  {group("system:serviceaccounts")},
-		ControllersUser:                            {userSubject(ControllersUser)},
-		ControllerRolePrefix + NamespaceController: {{Kind: "ServiceAccount", Namespace: "kube-system", Name: NamespaceController}},
+		"cluster-admin":                           {group("system:masters")},
+		"system:discovery":                        {group("system:authenticated")},
+		"system:basic-user":                       {group("system:authenticated")},
+		"system:public-info-viewer":               {group("system:authenticated"), group("system:unauthenticated")},
+		"system:monitoring":                       {group("system:monitoring")},
+		"system:service-account-issuer-discovery": {group("system:serviceaccounts")},
+		ControllersUser:                           {userSubject(ControllersUser)},
 	} {
 		if len(subjects[name]) != len(want) {
 			t.Errorf("clusterrolebinding %s: subjects %v, want %v", name, subjects[name], want)
