@@ -18,34 +18,35 @@ import (
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 	apiregistrationclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset/typed/apiregistration/v1"
 	"k8s.io/kube-aggregator/pkg/controllers/autoregister"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 )
 
 // apiServicePriority orders groups in discovery, as upstream's
 // DefaultGenericAPIServicePriorities does for the groups gcp serves.
 type apiServicePriority struct{ group, version int32 }
 
-// knownPriorities are upstream's priorities for the built-in groups.
-func knownPriorities() map[schema.GroupVersion]apiServicePriority {
-	return map[schema.GroupVersion]apiServicePriority{
-		{Group: "", Version: "v1"}:                             {18000, 1},
-		{Group: "events.k8s.io", Version: "v1"}:                {17750, 15},
-		{Group: "authentication.k8s.io", Version: "v1"}:        {17700, 15},
-		{Group: "authorization.k8s.io", Version: "v1"}:         {17600, 15},
-		{Group: "certificates.k8s.io", Version: "v1"}:          {17300, 15},
-		{Group: "rbac.authorization.k8s.io", Version: "v1"}:    {17000, 15},
-		{Group: "apiextensions.k8s.io", Version: "v1"}:         {16700, 15},
-		{Group: "admissionregistration.k8s.io", Version: "v1"}: {16700, 15},
-		{Group: "coordination.k8s.io", Version: "v1"}:          {16500, 15},
-		{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}: {16100, 21},
-		// Off unless --runtime-config turns them on.
-		{Group: "coordination.k8s.io", Version: "v1beta1"}:        {16500, 13},
-		{Group: "internal.apiserver.k8s.io", Version: "v1alpha1"}: {16000, 9},
+// apiExtensionsPriority is kube-apiserver's priority for
+// apiextensions.k8s.io/v1, which the CRD server serves and no APIGroup
+// stands for.
+var apiExtensionsPriority = apiServicePriority{16700, 15}
+
+// priorities returns the discovery priority of every group version the
+// native groups give one (registry.DiscoveryPrioritizer) and of the CRD
+// API; the others get registry.DefaultDiscoveryPriority.
+func priorities(groups []registry.APIGroup) map[schema.GroupVersion]apiServicePriority {
+	out := map[schema.GroupVersion]apiServicePriority{
+		{Group: "apiextensions.k8s.io", Version: "v1"}: apiExtensionsPriority,
 	}
+	for gv, p := range registry.DiscoveryPriorities(groups) {
+		out[gv] = apiServicePriority{p.Group, p.Version}
+	}
+	return out
 }
 
-// defaultPriority is used for a native group a consumer adds: after the
+// defaultPriority is used for a native group that gives none: after the
 // built-in groups, before CRD groups (1000).
-var defaultPriority = apiServicePriority{15000, 15}
+var defaultPriority = apiServicePriority{registry.DefaultDiscoveryPriority.Group, registry.DefaultDiscoveryPriority.Version}
 
 func (c CompletedConfig) newAggregator(native *genericapiserver.GenericAPIServer, crds *apiextensionsapiserver.CustomResourceDefinitions) (*aggregatorapiserver.APIAggregator, error) {
 	agg, err := c.Aggregator.NewWithDelegate(native)
@@ -61,15 +62,15 @@ func (c CompletedConfig) newAggregator(native *genericapiserver.GenericAPIServer
 
 	// Every group/version the delegates serve gets a local APIService, so
 	// the aggregator routes and lists it.
-	priorities := knownPriorities()
+	known := priorities(c.Config.Composition.APIGroups)
 	var local []string
 	for _, path := range native.ListedPaths() {
 		gv, ok := groupVersionOfPath(path)
 		if !ok {
 			continue
 		}
-		p, known := priorities[gv]
-		if !known {
+		p, ok := known[gv]
+		if !ok {
 			p = defaultPriority
 		}
 		svc := localAPIService(gv, p)

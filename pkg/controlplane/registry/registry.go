@@ -78,6 +78,41 @@ func (o StorageOptions) Enabled(info *genericapiserver.APIGroupInfo, gv schema.G
 	return true
 }
 
+// DiscoveryPriority is where a group version sits in discovery, as
+// kube-aggregator's APIService priorities say: groups by descending Group
+// (GroupPriorityMinimum), a group's versions by descending Version
+// (VersionPriority).
+type DiscoveryPriority struct{ Group, Version int32 }
+
+// DefaultDiscoveryPriority is the priority of a group version whose
+// APIGroup does not say: after every group gcp serves, before CRD groups
+// (1000).
+var DefaultDiscoveryPriority = DiscoveryPriority{Group: 15000, Version: 15}
+
+// DiscoveryPrioritizer is implemented by an APIGroup that gives its
+// versions a discovery priority (kube-apiserver's for the built-in groups);
+// the others get DefaultDiscoveryPriority.
+type DiscoveryPrioritizer interface {
+	// DiscoveryPriorities returns the priority of each version the group
+	// may serve, by version.
+	DiscoveryPriorities() map[string]DiscoveryPriority
+}
+
+// DiscoveryPriorities returns the priorities groups give their versions.
+func DiscoveryPriorities(groups []APIGroup) map[schema.GroupVersion]DiscoveryPriority {
+	out := map[schema.GroupVersion]DiscoveryPriority{}
+	for _, g := range groups {
+		p, ok := g.(DiscoveryPrioritizer)
+		if !ok {
+			continue
+		}
+		for version, priority := range p.DiscoveryPriorities() {
+			out[schema.GroupVersion{Group: g.GroupName(), Version: version}] = priority
+		}
+	}
+	return out
+}
+
 // StorageMediaTyper is implemented by an APIGroup that says how its
 // objects are encoded in etcd: runtime.ContentTypeJSON for types without
 // protobuf marshalling (clients then cannot negotiate protobuf for the

@@ -32,6 +32,14 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns admissionregistration.k8s.io.
 func (APIGroup) GroupName() string { return admissionregistrationv1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1": {Group: 16700, Version: 15},
+	}
+}
+
 // InstallScheme registers the v1 types and their defaults.
 func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
 	typed.AddVersionedAsInternal(scheme, admissionregistrationv1.SchemeGroupVersion,

@@ -22,6 +22,14 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns internal.apiserver.k8s.io.
 func (APIGroup) GroupName() string { return apiserverinternalv1alpha1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1alpha1": {Group: 16000, Version: 9},
+	}
+}
+
 // InstallScheme registers storage versions.
 func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
 	typed.AddVersionedAsInternal(scheme, apiserverinternalv1alpha1.SchemeGroupVersion,

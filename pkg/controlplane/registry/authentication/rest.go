@@ -25,6 +25,14 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns authentication.k8s.io.
 func (APIGroup) GroupName() string { return authenticationv1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1": {Group: 17700, Version: 15},
+	}
+}
+
 // InstallScheme registers the two review types. TokenRequest, the body of
 // core's serviceaccounts/token, is registered by the core group that
 // serves it.

@@ -26,6 +26,14 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns authorization.k8s.io.
 func (APIGroup) GroupName() string { return authorizationv1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1": {Group: 17600, Version: 15},
+	}
+}
+
 // InstallScheme registers the four review types.
 func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
 	typed.AddVersionedAsInternal(scheme, authorizationv1.SchemeGroupVersion,

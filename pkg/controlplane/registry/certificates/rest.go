@@ -23,6 +23,14 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns certificates.k8s.io.
 func (APIGroup) GroupName() string { return certificatesv1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1": {Group: 17300, Version: 15},
+	}
+}
+
 // InstallScheme registers the v1 types and their field selector labels.
 // The v1 types need no defaulting (upstream has none for them).
 func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {

@@ -23,6 +23,16 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns coordination.k8s.io.
 func (APIGroup) GroupName() string { return coordinationv1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group; v1beta1 is off unless
+// --runtime-config turns it on.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1":      {Group: 16500, Version: 15},
+		"v1beta1": {Group: 16500, Version: 13},
+	}
+}
+
 // InstallScheme registers v1 leases and v1beta1 lease candidates. v1 comes
 // first in the group's version priority, so v1 is the preferred version and
 // leases are stored as v1; lease candidates, which only v1beta1 has, are

@@ -29,6 +29,14 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns "", the legacy core group.
 func (APIGroup) GroupName() string { return corev1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1": {Group: 18000, Version: 1},
+	}
+}
+
 // InstallScheme registers the served core/v1 types, their defaults and
 // field selector labels.
 func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {

@@ -30,6 +30,14 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns events.k8s.io.
 func (APIGroup) GroupName() string { return eventsv1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1": {Group: 17750, Version: 15},
+	}
+}
+
 // InstallScheme registers events.k8s.io/v1 Event, core/v1 Event as the
 // group's internal type, the conversions between them and the field labels.
 func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {

@@ -24,6 +24,14 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns flowcontrol.apiserver.k8s.io.
 func (APIGroup) GroupName() string { return flowcontrolv1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1": {Group: 16100, Version: 21},
+	}
+}
+
 // InstallScheme registers the v1 types and their defaults.
 func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
 	typed.AddVersionedAsInternal(scheme, flowcontrolv1.SchemeGroupVersion,

@@ -34,6 +34,14 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns rbac.authorization.k8s.io.
 func (APIGroup) GroupName() string { return rbacv1.GroupName }
 
+// DiscoveryPriorities implements registry.DiscoveryPrioritizer with
+// kube-apiserver's priorities for the group.
+func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
+	return map[string]registry.DiscoveryPriority{
+		"v1": {Group: 17000, Version: 15},
+	}
+}
+
 // InstallScheme registers the v1 types and their defaults.
 func (APIGroup) InstallScheme(scheme *runtime.Scheme) error {
 	typed.AddVersionedAsInternal(scheme, rbacv1.SchemeGroupVersion,
