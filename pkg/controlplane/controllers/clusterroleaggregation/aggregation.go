@@ -38,8 +38,9 @@ const workers = 5
 // Name is the controller's name for --controllers, kube-controller-manager's.
 const Name = "clusterrole-aggregation-controller"
 
-// ServiceAccount is the ServiceAccount in kube-system the ClusterRole aggregation controller runs
-// as, kube-controller-manager's name for it; Rules are its permissions.
+// ServiceAccount is the ServiceAccount in kube-system the ClusterRole
+// aggregation controller runs as, kube-controller-manager's name for it;
+// Rules are its permissions.
 const ServiceAccount = "clusterrole-aggregation-controller"
 
 // Rules are what ServiceAccount may do: ClusterRole

@@ -48,8 +48,9 @@ const (
 // Name is the controller's name for --controllers, kube-controller-manager's.
 const Name = "certificatesigningrequest-cleaner-controller"
 
-// ServiceAccount is the ServiceAccount in kube-system the CSR cleaner (shared with the CSR signer, as kube-controller-manager's are) runs
-// as, kube-controller-manager's name for it; Rules are its permissions.
+// ServiceAccount is the ServiceAccount in kube-system the CSR cleaner
+// (shared with the CSR signer, as kube-controller-manager's are) runs as,
+// kube-controller-manager's name for it; Rules are its permissions.
 const ServiceAccount = "certificate-controller"
 
 // Rules are what ServiceAccount may do: ClusterRole

@@ -51,8 +51,9 @@ const workers = 5
 // Name is the controller's name for --controllers, kube-controller-manager's.
 const Name = "certificatesigningrequest-signing-controller"
 
-// ServiceAccount is the ServiceAccount in kube-system the CSR signer (shared with the CSR cleaner, as kube-controller-manager's are) runs
-// as, kube-controller-manager's name for it; Rules are its permissions.
+// ServiceAccount is the ServiceAccount in kube-system the CSR signer
+// (shared with the CSR cleaner, as kube-controller-manager's are) runs as,
+// kube-controller-manager's name for it; Rules are its permissions.
 const ServiceAccount = "certificate-controller"
 
 // Rules are what ServiceAccount may do: ClusterRole

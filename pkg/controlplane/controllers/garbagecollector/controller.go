@@ -65,8 +65,8 @@ type Options struct {
 // Name is the controller's name for --controllers, kube-controller-manager's.
 const Name = "garbage-collector-controller"
 
-// ServiceAccount is the ServiceAccount in kube-system the garbage collector runs
-// as, kube-controller-manager's name for it; Rules are its permissions.
+// ServiceAccount is the ServiceAccount in kube-system the garbage collector
+// runs as, kube-controller-manager's name for it; Rules are its permissions.
 const ServiceAccount = "generic-garbage-collector"
 
 // Rules are what ServiceAccount may do: ClusterRole
@@ -79,9 +79,8 @@ func Rules() []rbacv1.PolicyRule {
 	}
 }
 
-// Descriptor returns the garbage collector's descriptor, named
-// Name with alias "garbagecollector", on by
-// default.
+// Descriptor returns the garbage collector's descriptor, named Name with
+// alias "garbagecollector", on by default.
 func Descriptor() controllers.Descriptor { return DescriptorWithOptions(Options{}) }
 
 // DescriptorWithOptions is Descriptor with adjusted options; tests use it

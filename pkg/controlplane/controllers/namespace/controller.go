@@ -51,8 +51,9 @@ const (
 // Name is the controller's name for --controllers, kube-controller-manager's.
 const Name = "namespace-controller"
 
-// ServiceAccount is the ServiceAccount in kube-system the namespace controller runs
-// as, kube-controller-manager's name for it; Rules are its permissions.
+// ServiceAccount is the ServiceAccount in kube-system the namespace
+// controller runs as, kube-controller-manager's name for it; Rules are its
+// permissions.
 const ServiceAccount = "namespace-controller"
 
 // Rules are what ServiceAccount may do: ClusterRole
@@ -66,8 +67,8 @@ func Rules() []rbacv1.PolicyRule {
 	}
 }
 
-// Descriptor returns the namespace controller's descriptor, named
-// Name with alias "namespace", on by default.
+// Descriptor returns the namespace controller's descriptor, named Name
+// with alias "namespace", on by default.
 func Descriptor() controllers.Descriptor {
 	return controllers.Descriptor{
 		Name:           Name,

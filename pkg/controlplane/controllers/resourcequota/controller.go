@@ -71,8 +71,9 @@ type Options struct {
 // Name is the controller's name for --controllers, kube-controller-manager's.
 const Name = "resourcequota-controller"
 
-// ServiceAccount is the ServiceAccount in kube-system the resource quota controller runs
-// as, kube-controller-manager's name for it; Rules are its permissions.
+// ServiceAccount is the ServiceAccount in kube-system the resource quota
+// controller runs as, kube-controller-manager's name for it; Rules are its
+// permissions.
 const ServiceAccount = "resourcequota-controller"
 
 // Rules are what ServiceAccount may do: ClusterRole

@@ -47,8 +47,8 @@ const workers = 2
 // Name is the controller's name for --controllers, kube-controller-manager's.
 const Name = "root-ca-certificate-publisher-controller"
 
-// ServiceAccount is the ServiceAccount in kube-system the root CA publisher runs
-// as, kube-controller-manager's name for it; Rules are its permissions.
+// ServiceAccount is the ServiceAccount in kube-system the root CA publisher
+// runs as, kube-controller-manager's name for it; Rules are its permissions.
 const ServiceAccount = "root-ca-cert-publisher"
 
 // Rules are what ServiceAccount may do: ClusterRole

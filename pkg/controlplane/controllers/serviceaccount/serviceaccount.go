@@ -32,8 +32,9 @@ const workers = 2
 // Name is the controller's name for --controllers, kube-controller-manager's.
 const Name = "serviceaccount-controller"
 
-// ServiceAccount is the ServiceAccount in kube-system the service account controller runs
-// as, kube-controller-manager's name for it; Rules are its permissions.
+// ServiceAccount is the ServiceAccount in kube-system the service account
+// controller runs as, kube-controller-manager's name for it; Rules are its
+// permissions.
 const ServiceAccount = "service-account-controller"
 
 // Rules are what ServiceAccount may do: ClusterRole

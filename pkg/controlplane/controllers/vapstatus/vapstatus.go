@@ -37,8 +37,9 @@ const workers = 5
 // Name is the controller's name for --controllers, kube-controller-manager's.
 const Name = "validatingadmissionpolicy-status-controller"
 
-// ServiceAccount is the ServiceAccount in kube-system the ValidatingAdmissionPolicy status controller runs
-// as, kube-controller-manager's name for it; Rules are its permissions.
+// ServiceAccount is the ServiceAccount in kube-system the
+// ValidatingAdmissionPolicy status controller runs as, kube-controller-
+// manager's name for it; Rules are its permissions.
 const ServiceAccount = "validatingadmissionpolicy-status-controller"
 
 // Rules are what ServiceAccount may do: ClusterRole

@@ -1,8 +1,8 @@
 // Package bootstrappolicy holds gcp's default RBAC policy (the roles and
 // bindings kube-apiserver ships, for the resources gcp serves, plus the
 // controller manager's own; each controller's role is built from its
-// descriptor with ControllerPolicy) and the post-start hook that reconciles it at every
-// start without removing what users added.
+// descriptor with ControllerPolicy) and the post-start hook that
+// reconciles it at every start without removing what users added.
 //
 // Every function returns freshly built objects; callers may modify them.
 package bootstrappolicy
