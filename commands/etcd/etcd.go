@@ -19,12 +19,13 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/term"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
 // DefaultDataDir is where `gcp etcd` keeps the member's data unless
 // --data-dir says otherwise; it is where `gcp start` keeps its etcd too.
-const DefaultDataDir = ".gcp/etcd"
+const DefaultDataDir = allinone.DefaultDataDir + "/etcd"
 
 // DefaultListenClientURL is the client URL `gcp etcd` listens on unless
 // --listen-client-urls says otherwise: loopback, TLS, client certificates.

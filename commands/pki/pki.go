@@ -18,12 +18,13 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 )
 
 // DefaultDir is where `gcp pki` keeps the PKI unless --dir says otherwise:
 // the same directory `gcp start` uses in its default data dir.
-const DefaultDir = ".gcp/pki"
+const DefaultDir = allinone.DefaultDataDir + "/pki"
 
 // DefaultServer is the API server URL written into the kubeconfigs unless
 // --server says otherwise.

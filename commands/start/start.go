@@ -5,69 +5,87 @@ package start
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/term"
 
 	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
-	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
 // DefaultDataDir is where `gcp start` keeps its state.
-const DefaultDataDir = ".gcp"
+const DefaultDataDir = allinone.DefaultDataDir
 
-// NewOptions returns the defaults of `gcp start`.
+// NewOptions returns the defaults of `gcp start`, allinone.NewOptions.
 func NewOptions() *allinone.Options { return allinone.NewOptions() }
 
-// AddFlags adds the flags of `gcp start` to fss.
+// derivedFlags are the flags of `gcp apiserver` that `gcp start` does not
+// take: Start derives their values from the data dir (its PKI, its etcd
+// socket and encryption config) and listens on its port itself.
+var derivedFlags = []string{
+	"etcd-servers", "etcd-servers-overrides", "etcd-cafile", "etcd-certfile", "etcd-keyfile", "storage-backend",
+	"tls-cert-file", "tls-private-key-file", "cert-dir",
+	"client-ca-file", "requestheader-client-ca-file", "requestheader-allowed-names",
+	"proxy-client-cert-file", "proxy-client-key-file",
+	"service-account-issuer", "service-account-key-file", "service-account-signing-key-file",
+	"encryption-provider-config",
+	"permit-port-sharing", "permit-address-sharing",
+}
+
+// AddFlags adds the flags of `gcp start` to fss: its own, then every flag
+// of `gcp apiserver` that makes sense in one process, in the same
+// sections, with the same names and help, and the defaults in o. Call
+// o.APIServer.AddAdmissionPlugins first for the stack's own plugins.
 func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 	fs := fss.FlagSet("start")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for the PKI, the etcd data and admin.kubeconfig; created with mode 0700.")
-	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address the API server listens on.")
-	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "Port the API server serves HTTPS on (0 picks a free port).")
 	fs.StringSliceVar(&o.TLSSANs, "tls-san", o.TLSSANs, "Extra DNS names or IP addresses for the serving certificate.")
-	fs.Var(cliflag.NewMapStringString(&o.RuntimeConfig), "runtime-config",
-		"A set of key=value pairs that enable or disable built-in APIs, as for gcp apiserver, e.g. coordination.k8s.io/v1beta1=true.")
-	fs.StringSliceVar(&o.EnableAdmissionPlugins, "enable-admission-plugins", o.EnableAdmissionPlugins,
-		"Admission plugins to enable in addition to the default ones, as for gcp apiserver.")
-	fs.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", o.DisableAdmissionPlugins,
-		"Admission plugins to disable, as for gcp apiserver (e.g. ResourceQuota).")
 	fs.BoolVar(&o.SecretsEncryption, "secrets-encryption", o.SecretsEncryption,
 		"Encrypt Secrets in etcd with a key kept in <data-dir>/pki/"+allinone.EncryptionConfigName+" (made on the first start). See docs/security.md for rotating it.")
-	compaction := storagebackend.DefaultCompactInterval
-	o.CompactionInterval = &compaction
-	fs.DurationVar(o.CompactionInterval, "etcd-compaction-interval", compaction,
-		"How often the API server compacts etcd's history, as gcp apiserver's flag; 0 never compacts.")
-	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath,
-		"Write an audit log to this file ('-' for standard output) with the policy in <data-dir>/"+allinone.AuditPolicyName+
-			" (a default is written the first time), rotated after 100 MiB, 10 files kept for 30 days.")
-	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve /debug/pprof and /debug/flags/v (to system:masters only).")
-	watchGrace := options.DefaultShutdownWatchTerminationGracePeriod
-	o.ShutdownWatchTerminationGracePeriod = &watchGrace
-	fs.DurationVar(o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", watchGrace,
-		"How long SIGTERM waits for open watches (kubectl get -w, informers) before closing them; 0 leaves them open until the 60 s request timeout, as kube-apiserver does by default.")
 	fs.Int64Var(&o.QuotaBackendBytes, "quota-backend-bytes", o.QuotaBackendBytes,
 		"Maximum size of etcd's database in bytes (etcd's default, 2 GiB, when 0). Past it etcd raises the NOSPACE alarm and the "+
 			"control plane refuses writes until space is freed: see docs/operations.md.")
 	etcdcmd.BytesVar(fs, &o.MinFreeDisk, "min-free-disk", etcdcmd.MinFreeDiskUsage)
+
+	apiserverFlags := cliflag.NamedFlagSets{}
+	o.APIServer.AddFlags(&apiserverFlags)
+	for _, section := range apiserverFlags.Order {
+		to := fss.FlagSet(section)
+		apiserverFlags.FlagSets[section].VisitAll(func(f *pflag.Flag) {
+			if !slices.Contains(derivedFlags, f.Name) {
+				to.AddFlag(f)
+			}
+		})
+	}
+	// What start does differently with two of them.
+	if f := fss.FlagSet("auditing").Lookup("audit-policy-file"); f != nil {
+		f.Usage += " Empty: <data-dir>/" + allinone.AuditPolicyName + ", a default written the first time it is needed."
+	}
+	if f := fss.FlagSet("secure serving").Lookup("secure-port"); f != nil {
+		f.Usage += " In gcp start, 0 picks a free port."
+	}
+
 	snap := fss.FlagSet("snapshots")
 	snap.DurationVar(&o.SnapshotInterval, "snapshot-interval", o.SnapshotInterval,
 		"Take a snapshot of etcd this often (e.g. 12h, as k3s does); 0 takes none. `gcp snapshot` lists, saves and restores them.")
-	snap.IntVar(&o.SnapshotRetention, "snapshot-retention", 5, "How many scheduled snapshots to keep; older ones are deleted.")
-	snap.StringVar(&o.SnapshotDir, "snapshot-dir", "", "Directory for snapshots (mode 0700); empty means <data-dir>/snapshots.")
-	snap.BoolVar(&o.SnapshotCompress, "snapshot-compress", false, "Gzip the scheduled snapshots (.db.gz); restore reads both.")
+	snap.IntVar(&o.SnapshotRetention, "snapshot-retention", o.SnapshotRetention, "How many scheduled snapshots to keep; older ones are deleted.")
+	snap.StringVar(&o.SnapshotDir, "snapshot-dir", o.SnapshotDir, "Directory for snapshots (mode 0700); empty means <data-dir>/snapshots.")
+	snap.BoolVar(&o.SnapshotCompress, "snapshot-compress", o.SnapshotCompress, "Gzip the scheduled snapshots (.db.gz); restore reads both.")
 }
 
 // NewCommand returns `start` for the control plane stack makes; it runs
 // until ctx is done.
 func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 	o := NewOptions()
+	comp, composeErr := stack.Compose()
+	// The stack's own admission plugins are flags' values too.
+	o.APIServer.AddAdmissionPlugins(comp.AdmissionPlugins)
 	fss := &cliflag.NamedFlagSets{}
 	AddFlags(o, fss)
 	cmd := &cobra.Command{
@@ -77,9 +95,8 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			comp, err := stack.Compose()
-			if err != nil {
-				return err
+			if composeErr != nil {
+				return composeErr
 			}
 			defer gcheadroom.Start(gcheadroom.Default)()
 			o.Notify = sdnotify.TakeFromEnv()

@@ -152,19 +152,18 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 		return nil, fmt.Errorf("test server: %w; free space there, or set testserver.Options.MinFreeDisk lower (negative turns the watch off) or DataDir elsewhere", err)
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
-	cp, err := allinone.Start(ctx, allinone.Options{
-		DataDir:     o.DataDir,
-		BindAddress: "127.0.0.1",
-		SecurePort:  0,
-		MinFreeDisk: minFreeDisk,
-		APIServer: func(ao *options.Options) {
-			// Tests shut down at once; no load balancer to drain.
-			ao.GenericServerRunOptions.ShutdownDelayDuration = 0
-			if o.APIServer != nil {
-				o.APIServer(ao)
-			}
-		},
-	}, comp)
+	ao := allinone.NewOptions()
+	ao.DataDir, ao.MinFreeDisk = o.DataDir, minFreeDisk
+	ao.APIServer.SecureServing.BindPort = 0
+	// Like envtest: no controllers unless asked (they start below), and
+	// Secrets stored as they are.
+	ao.Controllers, ao.SecretsEncryption = nil, false
+	// Tests shut down at once; no load balancer to drain.
+	ao.APIServer.GenericServerRunOptions.ShutdownDelayDuration = 0
+	if o.APIServer != nil {
+		o.APIServer(ao.APIServer)
+	}
+	cp, err := allinone.Start(ctx, *ao, comp)
 	if err != nil {
 		s.cancel()
 		s.removeData()

@@ -67,8 +67,8 @@ anonymous: {enabled: false, conditions: [{path: /livez}]}
 			if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := allinone.Start(t.Context(), allinone.Options{DataDir: filepath.Join(dir, name), BindAddress: "127.0.0.1",
-				APIServer: func(o *options.Options) { o.Authentication.ConfigFile = file }}, composeGeneric(t))
+			_, err := allinone.Start(t.Context(), allInOne(filepath.Join(dir, name),
+				func(o *options.Options) { o.Authentication.ConfigFile = file }), composeGeneric(t))
 			if err == nil || !strings.Contains(err.Error(), "--authentication-config") {
 				t.Fatalf("want an --authentication-config error, got %v", err)
 			}

@@ -83,13 +83,12 @@ func TestFailedStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	dataDir := t.TempDir()
-	opts := allinone.Options{DataDir: dataDir, BindAddress: "127.0.0.1", SecurePort: 0}
 
 	logs := captureKlog(t)
 	failedCtx, cancelFailed := context.WithCancel(context.Background())
 	defer cancelFailed()
 	start := time.Now()
-	cp, err := allinone.Start(failedCtx, opts, comp)
+	cp, err := allinone.Start(failedCtx, allInOne(dataDir, nil), comp)
 	took := time.Since(start)
 	// What the etcd clients would log once Start has returned counts too:
 	// gRPC redials a lost connection at once, then after a second.
@@ -124,7 +123,7 @@ func TestFailedStart(t *testing.T) {
 	// The data dir is unlocked and etcd stopped: the plain stack starts on it.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cp, err = allinone.Start(ctx, opts, composeGeneric(t))
+	cp, err = allinone.Start(ctx, allInOne(dataDir, nil), composeGeneric(t))
 	if err != nil {
 		t.Fatalf("starting again on the same data dir: %v", err)
 	}

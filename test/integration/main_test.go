@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/layering"
@@ -67,4 +69,17 @@ func userConfig(t testing.TB, s *testserver.Server, name string, groups ...strin
 func userClient(t testing.TB, s *testserver.Server, name string, groups ...string) kubernetes.Interface {
 	t.Helper()
 	return kubernetes.NewForConfigOrDie(userConfig(t, s, name, groups...))
+}
+
+// allInOne returns the options of an all-in-one control plane in dataDir
+// on a free loopback port, without controllers or Secrets encryption,
+// adjusted by apiserver if not nil. Start completes the API server's
+// options in place: make new ones for each start.
+func allInOne(dataDir string, apiserver func(*options.Options)) allinone.Options {
+	o := allinone.Options{DataDir: dataDir, APIServer: allinone.NewOptions().APIServer}
+	o.APIServer.SecureServing.BindPort = 0
+	if apiserver != nil {
+		apiserver(o.APIServer)
+	}
+	return o
 }

@@ -338,9 +338,8 @@ func TestRuntimeConfigFlowControlOff(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := allinone.Start(ctx, allinone.Options{DataDir: t.TempDir(), BindAddress: "127.0.0.1",
-		APIServer: func(o *options.Options) { o.APIEnablement.RuntimeConfig["flowcontrol.apiserver.k8s.io/v1"] = "false" },
-	}, composeGeneric(t))
+	_, err := allinone.Start(ctx, allInOne(t.TempDir(),
+		func(o *options.Options) { o.APIEnablement.RuntimeConfig["flowcontrol.apiserver.k8s.io/v1"] = "false" }), composeGeneric(t))
 	if want := "API Priority and Fairness needs --runtime-config=flowcontrol.apiserver.k8s.io/v1=true"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("start with the flowcontrol API off: got %v, want %q", err, want)
 	}

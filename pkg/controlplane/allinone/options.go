@@ -1,0 +1,124 @@
+package allinone
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	netutils "k8s.io/utils/net"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
+)
+
+// DefaultDataDir is the data dir of `gcp start`, and where the commands
+// that read one (kubectl, snapshot, etcd, pki) look unless told otherwise:
+// relative to the working directory.
+const DefaultDataDir = ".gcp"
+
+// DefaultSnapshotRetention is how many scheduled snapshots are kept.
+const DefaultSnapshotRetention = 5
+
+// Options configure an all-in-one control plane. NewOptions gives the
+// defaults of `gcp start`, which sets these fields from its flags.
+type Options struct {
+	// DataDir holds the PKI, the etcd data and admin.kubeconfig (mode 0700).
+	DataDir string
+	// TLSSANs are extra names or IPs for the serving certificate.
+	TLSSANs []string
+	// APIServer are the API server's options, those of `gcp apiserver`:
+	// serving address and port (0 picks a free one), runtime config,
+	// admission, audit, timeouts and the rest. Start completes them from
+	// the data dir (see completeAPIServer): the serving certificate, the
+	// client CAs, the service account keys and issuer, the front proxy's
+	// certificate, the embedded etcd, and the audit policy and encryption
+	// config it keeps there; whatever those fields held is replaced. Nil
+	// means NewOptions().APIServer.
+	APIServer *options.Options
+	// Notify, under systemd, is sent READY=1 once /readyz is 200 and
+	// STOPPING=1 when the control plane begins to stop (`gcp start` takes
+	// it from $NOTIFY_SOCKET); the zero value sends nothing.
+	Notify sdnotify.Notifier
+	// SecretsEncryption encrypts Secrets in etcd with a key kept in the
+	// PKI dir (EncryptionConfigName), made on the first start. NewOptions
+	// turns it on.
+	SecretsEncryption bool
+	// QuotaBackendBytes caps the embedded etcd's database, as gcp etcd's
+	// --quota-backend-bytes; 0 means etcd's default of 2 GiB.
+	QuotaBackendBytes int64
+	// MinFreeDisk is the free space, in bytes, the data dir's file system
+	// keeps: below it the embedded etcd raises its NOSPACE alarm, so
+	// writes get 507 while reads and deletes go on, until a quarter more
+	// is free again (etcd.Config.MinFreeDisk). 0 watches nothing;
+	// NewOptions sets etcd.DefaultMinFreeDisk.
+	MinFreeDisk int64
+	// SnapshotInterval, when positive, takes a snapshot of etcd every
+	// interval into SnapshotDir (empty: DefaultSnapshotDir) and keeps the
+	// newest SnapshotRetention (NewOptions: DefaultSnapshotRetention).
+	SnapshotInterval  time.Duration
+	SnapshotRetention int
+	SnapshotDir       string
+	// SnapshotCompress gzips the scheduled snapshots.
+	SnapshotCompress bool
+	// Controllers selects which of the composition's controllers run in
+	// the same process, as --controllers does: "*" for those on by
+	// default, "name" or "-name" for one. They run as
+	// system:gcp-controllers with a service account per controller,
+	// without leader election (one process owns the data dir). Empty: no
+	// controllers.
+	Controllers []string
+}
+
+// NewOptions returns the defaults of `gcp start`, the only place they are
+// set: the API server's own (options.NewOptions) served on loopback, with
+// audit log rotation, Secrets encryption, the free disk watch, and the
+// controllers on by default.
+func NewOptions() *Options {
+	return &Options{
+		DataDir:           DefaultDataDir,
+		APIServer:         newAPIServerOptions(),
+		SecretsEncryption: true,
+		MinFreeDisk:       etcd.DefaultMinFreeDisk,
+		SnapshotRetention: DefaultSnapshotRetention,
+		Controllers:       []string{"*"},
+	}
+}
+
+// newAPIServerOptions are the API server's defaults in one process.
+func newAPIServerOptions() *options.Options {
+	o := options.NewOptions()
+	// One process owns a data dir on one machine: serve loopback unless
+	// told otherwise.
+	o.SecureServing.BindAddress = netutils.ParseIPSloppy("127.0.0.1")
+	o.Audit.LogOptions.MaxAge, o.Audit.LogOptions.MaxBackups, o.Audit.LogOptions.MaxSize = auditLogMaxAge, auditLogMaxBackups, auditLogMaxSize
+	return o
+}
+
+// Validate checks the options Start's own steps use; the API server's are
+// checked once completed, before anything starts.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.DataDir == "" {
+		errs = append(errs, errors.New("--data-dir must not be empty"))
+	}
+	if s := o.APIServer.SecureServing; s.BindAddress == nil {
+		errs = append(errs, errors.New("--bind-address must be an IP address"))
+	} else if s.BindPort < 0 || s.BindPort > 65535 {
+		errs = append(errs, fmt.Errorf("--secure-port %d is not a port (0-65535)", s.BindPort))
+	}
+	if o.QuotaBackendBytes < 0 {
+		errs = append(errs, fmt.Errorf("--quota-backend-bytes %d is negative", o.QuotaBackendBytes))
+	}
+	if o.MinFreeDisk < 0 {
+		errs = append(errs, fmt.Errorf("--min-free-disk %d is negative", o.MinFreeDisk))
+	}
+	if o.SnapshotInterval < 0 {
+		errs = append(errs, fmt.Errorf("--snapshot-interval %s is negative", o.SnapshotInterval))
+	}
+	if o.SnapshotInterval > 0 && o.SnapshotRetention < 1 {
+		errs = append(errs, fmt.Errorf("--snapshot-retention %d: keep at least one snapshot", o.SnapshotRetention))
+	}
+	return utilerrors.NewAggregate(errs)
+}

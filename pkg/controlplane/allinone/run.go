@@ -1,0 +1,76 @@
+package allinone
+
+import (
+	"context"
+	"fmt"
+
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
+)
+
+// run serves until ctx is done or a part fails: the API server, the
+// controllers (nil: none) and the scheduled snapshots, over store. Then
+// it stops the controllers, the server, and runs stops in reverse: the
+// etcd health checks' clients, etcd and the data dir lock.
+func (cp *ControlPlane) run(ctx context.Context, o Options, prepared *apiserver.PreparedServer, store *etcd.Handle,
+	controllersCfg *controllers.Config, stops []func()) {
+	defer close(cp.done)
+	serverCtx, cancelServer := context.WithCancel(ctx)
+	serverErr := make(chan error, 1)
+	go func() { serverErr <- prepared.Run(serverCtx) }()
+	if adminConfig, err := clientcmd.BuildConfigFromFlags("", cp.AdminKubeconfig); err == nil {
+		if client, err := discovery.NewDiscoveryClientForConfig(adminConfig); err == nil {
+			ready := sdnotify.Readyz(client.RESTClient())
+			go o.Notify.WhenReady(serverCtx, ready)
+			go releaseStartupGarbage(serverCtx, ready)
+		}
+	}
+	// Controllers stop first (their context ends with the server's)
+	// and are waited for before etcd goes.
+	controllersCtx, cancelControllers := context.WithCancel(serverCtx)
+	var controllersErr chan error // nil without controllers: never ready
+	waitControllers := func() error {
+		if controllersErr == nil {
+			return nil
+		}
+		return <-controllersErr
+	}
+	if controllersCfg != nil {
+		controllersErr = make(chan error, 1)
+		go func() { controllersErr <- controllers.Run(controllersCtx, controllersCfg) }()
+	}
+	if o.SnapshotInterval > 0 {
+		go snapshotEvery(serverCtx, EtcdSocket(cp.DataDir), snapshotDir(cp.DataDir, o), o.SnapshotInterval, o.SnapshotRetention, o.SnapshotCompress,
+			EtcdDir(cp.DataDir), store.LowDisk)
+	}
+	var errs []error
+	select {
+	case err := <-serverErr:
+		errs = append(errs, err)
+		cancelControllers()
+		errs = append(errs, waitControllers())
+	case err := <-store.Err():
+		errs = append(errs, fmt.Errorf("etcd: %w", err))
+		cancelServer()
+		errs = append(errs, waitControllers(), <-serverErr)
+	case err := <-controllersErr:
+		if err != nil {
+			errs = append(errs, fmt.Errorf("controllers: %w", err))
+		}
+		cancelServer()
+		errs = append(errs, <-serverErr)
+	}
+	cancelControllers()
+	cancelServer()
+	// The API server has drained and destroyed its storage; now the rest.
+	runReversed(stops)
+	cp.err = utilerrors.NewAggregate(errs)
+	klog.V(1).InfoS("Control plane stopped", "dataDir", cp.DataDir)
+}

@@ -1,0 +1,160 @@
+package allinone
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
+)
+
+// Start prepares the data dir, starts etcd and begins serving; the server
+// becomes ready shortly after (poll /readyz). Everything stops when ctx is
+// done; Wait returns then. It runs three steps: the data dir and its PKI
+// (preparePKI), the API server's configuration completed from them and
+// then the embedded etcd (startEtcd), and the servers (run). A start that
+// fails (a flag only the API server's configuration can check, etcd not
+// starting) leaves the disk as it found it.
+func Start(ctx context.Context, o Options, comp composition.Composition) (*ControlPlane, error) {
+	if o.APIServer == nil {
+		o.APIServer = newAPIServerOptions()
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	// The port first: a start that cannot serve creates nothing on disk.
+	s := o.APIServer.SecureServing
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.BindAddress.String(), strconv.Itoa(s.BindPort)))
+	if err != nil {
+		return nil, fmt.Errorf("--secure-port: %w", err)
+	}
+	rb, err := openDataDir(dataDir, ln)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*ControlPlane, error) {
+		rb.fail()
+		return nil, err
+	}
+
+	d, err := preparePKI(rb, dataDir, o.TLSSANs, serverURL(s.BindAddress.String(), ln.Addr().(*net.TCPAddr).Port))
+	if err != nil {
+		return fail(err)
+	}
+	// The storage calls the embedded etcd in this process, a client per
+	// resource (pkg/controlplane/etcdstorage). The member starts after the
+	// configuration is built, and checked against the composition: a flag
+	// that makes no sense fails with its own error and nothing else.
+	var member atomic.Pointer[etcd.Handle]
+	completed, etcdHealth, err := completeAPIServer(ctx, rb, o, d, ln, comp, &member)
+	if err != nil {
+		return fail(err)
+	}
+	cfg, err := apiserver.NewConfig(completed, comp)
+	if err != nil {
+		return fail(err)
+	}
+	addFreeDiskCheck(cfg, &member)
+	var checks etcdChecks
+	if etcdHealth {
+		if checks, err = addEtcdChecks(completed.Etcd, serverConfigs(cfg)...); err != nil {
+			return fail(fmt.Errorf("etcd health checks: %w", err))
+		}
+	}
+	storages := &storageTracker{}
+	storages.track(cfg)
+	var controllersCfg *controllers.Config
+	if len(o.Controllers) > 0 && len(comp.Controllers) > 0 {
+		if controllersCfg, err = controllersConfig(d.controllersKubeconfig, d.files, comp.Controllers, o.Controllers); err != nil {
+			return fail(err)
+		}
+	}
+
+	store, err := startEtcd(dataDir, o)
+	if err != nil {
+		return fail(err)
+	}
+	member.Store(store)
+	// If the server fails to build, whatever talks to etcd goes before it:
+	// the storage built so far (its clients and their watch streams; see
+	// storage.go), and the health checks' clients once they exist.
+	rb.onStop(func() { _ = store.Close() })
+	rb.onStop(storages.destroy)
+	server, err := cfg.Complete().New()
+	if err != nil {
+		return fail(err)
+	}
+	prepared, err := server.PrepareRun()
+	if err != nil {
+		return fail(err)
+	}
+	checksStop := make(chan struct{})
+	rb.onStop(func() { close(checksStop) })
+	if err := checks.start(checksStop); err != nil {
+		return fail(err)
+	}
+	storages.release()
+	// From here the server owns its storage and its listener: it destroys
+	// and closes them when it stops.
+	rb.ownsListener = false
+
+	cp := &ControlPlane{
+		DataDir:         dataDir,
+		URL:             d.url,
+		AdminKubeconfig: d.adminKubeconfig,
+		PKI:             d.files,
+		done:            make(chan struct{}),
+	}
+	go cp.run(ctx, o, prepared, store, controllersCfg, rb.stops)
+	return cp, nil
+}
+
+// rollback is what a start has made and started so far: a start that
+// fails undoes all of it; one that stops runs its stops.
+type rollback struct {
+	// stops stop what the start started, in reverse order.
+	stops []func()
+	// undoNew removes files and directories this start made in a data dir
+	// that was there: one refused for the Secrets in a restored etcd
+	// leaves no new PKI or key where the old pki/ goes.
+	undoNew []func()
+	// undoDataDir removes the data dir if this start made it.
+	undoDataDir func()
+	// ownsListener: until the server runs, the listener is Start's to
+	// close.
+	ownsListener bool
+}
+
+// onStop adds f to the stops.
+func (rb *rollback) onStop(f func()) { rb.stops = append(rb.stops, f) }
+
+// removeIfNew has a failed start remove path if it is not there yet.
+func (rb *rollback) removeIfNew(path string) {
+	if _, err := os.Lstat(path); os.IsNotExist(err) {
+		rb.undoNew = append(rb.undoNew, func() { _ = os.RemoveAll(path) })
+	}
+}
+
+// fail stops what the start started and removes what it made.
+func (rb *rollback) fail() {
+	runReversed(rb.stops)
+	runReversed(rb.undoNew)
+	rb.undoDataDir()
+}
+
+func runReversed(fs []func()) {
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
