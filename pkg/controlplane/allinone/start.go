@@ -72,8 +72,6 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 			return fail(fmt.Errorf("etcd health checks: %w", err))
 		}
 	}
-	storages := &storageTracker{}
-	storages.track(cfg)
 	var controllersCfg *controllers.Config
 	if len(o.Controllers) > 0 && len(comp.Controllers) > 0 {
 		if controllersCfg, err = controllersConfig(d.controllersKubeconfig, d.files, comp.Controllers, o.Controllers); err != nil {
@@ -86,11 +84,14 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		return fail(err)
 	}
 	member.Store(store)
-	// If the server fails to build, whatever talks to etcd goes before it:
-	// the storage built so far (its clients and their watch streams; see
-	// storage.go), and the health checks' clients once they exist.
 	rb.onStop(func() { _ = store.Close() })
-	rb.onStop(storages.destroy)
+	// The health checks' clients close before etcd; if the server fails to
+	// build, New and PrepareRun destroy the storage they built.
+	checksStop := make(chan struct{})
+	rb.onStop(func() { close(checksStop) })
+	if err := checks.start(checksStop); err != nil {
+		return fail(err)
+	}
 	server, err := cfg.Complete().New()
 	if err != nil {
 		return fail(err)
@@ -99,12 +100,6 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if err != nil {
 		return fail(err)
 	}
-	checksStop := make(chan struct{})
-	rb.onStop(func() { close(checksStop) })
-	if err := checks.start(checksStop); err != nil {
-		return fail(err)
-	}
-	storages.release()
 	// From here the server owns its storage and its listener: it destroys
 	// and closes them when it stops.
 	rb.ownsListener = false

@@ -56,10 +56,25 @@ type Server struct {
 	APIExtensions *apiextensionsapiserver.CustomResourceDefinitions
 	// Aggregator is nil when aggregation is disabled.
 	Aggregator *aggregatorapiserver.APIAggregator
+
+	// storages is what New built, destroyed if PrepareRun fails.
+	storages *storageTracker
 }
 
-// New builds the delegation chain, innermost first.
+// New builds the delegation chain, innermost first. If it fails, it
+// destroys the storage it built (failedstart.go).
 func (c CompletedConfig) New() (*Server, error) {
+	storages := c.trackStorage()
+	s, err := c.new()
+	if err != nil {
+		storages.destroy()
+		return nil, err
+	}
+	s.storages = storages
+	return s, nil
+}
+
+func (c CompletedConfig) new() (*Server, error) {
 	s := &Server{}
 
 	// 1. Not found: the end of the chain, a 404 that knows whether discovery
@@ -199,8 +214,20 @@ type PreparedServer struct {
 	Handler http.Handler
 }
 
-// PrepareRun installs the health, OpenAPI and discovery endpoints.
+// PrepareRun installs the health, OpenAPI and discovery endpoints. If it
+// fails, it destroys the server's storage; once it succeeds, the server
+// destroys its storage when it stops.
 func (s *Server) PrepareRun() (*PreparedServer, error) {
+	prepared, err := s.prepareRun()
+	if err != nil {
+		s.storages.destroy()
+		return nil, err
+	}
+	s.storages.release()
+	return prepared, nil
+}
+
+func (s *Server) prepareRun() (*PreparedServer, error) {
 	var prepared *PreparedServer
 	if s.Aggregator != nil {
 		p, err := s.Aggregator.PrepareRun()
