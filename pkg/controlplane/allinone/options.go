@@ -103,10 +103,13 @@ func (o *Options) Validate() error {
 	if o.DataDir == "" {
 		errs = append(errs, errors.New("--data-dir must not be empty"))
 	}
-	if s := o.APIServer.SecureServing; s.BindAddress == nil {
-		errs = append(errs, errors.New("--bind-address must be an IP address"))
-	} else if s.BindPort < 0 || s.BindPort > 65535 {
-		errs = append(errs, fmt.Errorf("--secure-port %d is not a port (0-65535)", s.BindPort))
+	// Nil API server options are NewOptions', which Start fills in.
+	if ao := o.APIServer; ao != nil {
+		if s := ao.SecureServing; s.BindAddress == nil {
+			errs = append(errs, errors.New("--bind-address must be an IP address"))
+		} else if s.BindPort < 0 || s.BindPort > 65535 {
+			errs = append(errs, fmt.Errorf("--secure-port %d is not a port (0-65535)", s.BindPort))
+		}
 	}
 	if o.QuotaBackendBytes < 0 {
 		errs = append(errs, fmt.Errorf("--quota-backend-bytes %d is negative", o.QuotaBackendBytes))
