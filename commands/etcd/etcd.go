@@ -45,7 +45,11 @@ func NewOptions() *Options {
 
 // AddFlags adds the member and cluster flags to the "etcd" section and the
 // certificate flags to the "TLS" section. Names follow etcd's own flags.
-func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
+func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) { AddConfigFlags(&o.Config, fss) }
+
+// AddConfigFlags adds the flags of `gcp etcd` that set o to fss, with
+// o's values as their defaults; `gcp start` takes some of them.
+func AddConfigFlags(o *gcpetcd.Config, fss *cliflag.NamedFlagSets) {
 	fs := fss.FlagSet("etcd")
 	fs.StringVar(&o.Name, "name", o.Name, "Human-readable name of this member, unique in the cluster.")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory of the member's data; created with mode 0700, an existing one is tightened to 0700.")

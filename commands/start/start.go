@@ -38,8 +38,13 @@ var derivedFlags = []string{
 	"permit-port-sharing", "permit-address-sharing",
 }
 
+// etcdFlagsInOneProcess are the flags of `gcp etcd` that `gcp start` takes
+// for its embedded member; the others (data dir, URLs, TLS, cluster) it
+// derives from its data dir, or make no sense for a member with no peers.
+var etcdFlagsInOneProcess = []string{"quota-backend-bytes", "min-free-disk", "log-level"}
+
 // AddFlags adds the flags of `gcp start` to fss: its own, then every flag
-// of `gcp apiserver` that makes sense in one process, in the same
+// of `gcp apiserver` and `gcp etcd` that makes sense in one process, in the same
 // sections, with the same names and help, and the defaults in o. Call
 // o.APIServer.AddAdmissionPlugins first for the stack's own plugins.
 func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
@@ -48,10 +53,6 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 	fs.StringSliceVar(&o.TLSSANs, "tls-san", o.TLSSANs, "Extra DNS names or IP addresses for the serving certificate.")
 	fs.BoolVar(&o.SecretsEncryption, "secrets-encryption", o.SecretsEncryption,
 		"Encrypt Secrets in etcd with a key kept in <data-dir>/pki/"+allinone.EncryptionConfigName+" (made on the first start). See docs/security.md for rotating it.")
-	fs.Int64Var(&o.QuotaBackendBytes, "quota-backend-bytes", o.QuotaBackendBytes,
-		"Maximum size of etcd's database in bytes (etcd's default, 2 GiB, when 0). Past it etcd raises the NOSPACE alarm and the "+
-			"control plane refuses writes until space is freed: see docs/operations.md.")
-	etcdcmd.BytesVar(fs, &o.MinFreeDisk, "min-free-disk", etcdcmd.MinFreeDiskUsage)
 
 	apiserverFlags := cliflag.NamedFlagSets{}
 	o.APIServer.AddFlags(&apiserverFlags)
@@ -62,6 +63,11 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 				to.AddFlag(f)
 			}
 		})
+	}
+	etcdFlags := cliflag.NamedFlagSets{}
+	etcdcmd.AddConfigFlags(o.Etcd, &etcdFlags)
+	for _, name := range etcdFlagsInOneProcess {
+		fss.FlagSet("embedded etcd").AddFlag(etcdFlags.FlagSet("etcd").Lookup(name))
 	}
 	// What start does differently with two of them.
 	if f := fss.FlagSet("auditing").Lookup("audit-policy-file"); f != nil {

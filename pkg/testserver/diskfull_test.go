@@ -25,7 +25,7 @@ import (
 // binary) dying when the disk fills; with space freed, writes come back.
 func TestSmallDiskRefusesWrites(t *testing.T) {
 	t.Parallel()
-	minFree := allinone.NewOptions().MinFreeDisk
+	minFree := allinone.NewOptions().Etcd.MinFreeDisk
 	disk := t.TempDir()
 	// Room for etcd's WAL segments and the resume margin above min.
 	size := minFree + minFree/4 + 256<<20

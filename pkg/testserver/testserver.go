@@ -63,7 +63,7 @@ type Options struct {
 	// keeps, as `gcp start --min-free-disk`: below it the embedded etcd
 	// refuses writes (507, reads and deletes go on) instead of dying when
 	// the disk fills, until a quarter more is free again. 0 means gcp
-	// start's default (allinone.NewOptions, 512 MiB); negative watches
+	// start's default (allinone.NewOptions().Etcd, 512 MiB); negative watches
 	// nothing.
 	MinFreeDisk int64
 	// ReadyTimeout bounds the wait for readiness and CRDs; zero means a
@@ -133,7 +133,7 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 	minFreeDisk := o.MinFreeDisk
 	switch {
 	case minFreeDisk == 0:
-		minFreeDisk = allinone.NewOptions().MinFreeDisk
+		minFreeDisk = allinone.NewOptions().Etcd.MinFreeDisk
 	case minFreeDisk < 0:
 		minFreeDisk = 0
 	}
@@ -153,7 +153,7 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	ao := allinone.NewOptions()
-	ao.DataDir, ao.MinFreeDisk = o.DataDir, minFreeDisk
+	ao.DataDir, ao.Etcd.MinFreeDisk = o.DataDir, minFreeDisk
 	ao.APIServer.SecureServing.BindPort = 0
 	// Like envtest: no controllers unless asked (they start below), and
 	// Secrets stored as they are.

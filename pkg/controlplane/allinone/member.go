@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync/atomic"
-	"time"
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
@@ -13,24 +12,15 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
-// startEtcd starts the data dir's etcd member on its socket, its database
-// checked by completeAPIServer, with the data dir locked since.
+// startEtcd starts the data dir's etcd member, configured by o.Etcd, on
+// the data dir's socket; its database was checked by completeAPIServer,
+// with the data dir locked since.
 func startEtcd(dataDir string, o Options) (*etcd.Handle, error) {
-	cfg := etcd.DefaultConfig(EtcdDir(dataDir))
+	cfg := *o.Etcd
+	cfg.DataDir = EtcdDir(dataDir)
 	cfg.ListenClientURLs = []string{etcd.UnixSocketURL(EtcdSocket(dataDir))}
 	cfg.AdvertiseClientURLs = cfg.ListenClientURLs
-	cfg.QuotaBackendBytes = o.QuotaBackendBytes
-	cfg.MinFreeDisk = o.MinFreeDisk
 	cfg.DatabaseChecked = true
-	// One member with no peers: a restart elects itself after a random 1 to
-	// 10 heartbeats, 0.1–1 s with etcd's 100 ms, which was most of a warm
-	// start's time and spread (docs/performance.md). With 20 ms and an
-	// election timeout of five of them (etcd's minimum ratio) it is
-	// 20–100 ms. Faster ticks cost idle CPU: 1.6 % of a core at 50 ms, 1.9 %
-	// at 20 ms, 2.6 % at 10 ms, which gains little more. A member with no
-	// peers cannot lose its leadership to a slow tick, so the short timeout
-	// risks nothing; etcd's request timeout becomes 5.2 s (7 s).
-	cfg.HeartbeatInterval, cfg.ElectionTimeout = 20*time.Millisecond, 100*time.Millisecond
 	return startMember(cfg)
 }
 

@@ -26,6 +26,9 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if o.APIServer == nil {
 		o.APIServer = newAPIServerOptions()
 	}
+	if o.Etcd == nil {
+		o.Etcd = newEtcdConfig()
+	}
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
