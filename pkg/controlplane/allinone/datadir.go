@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 )
 
@@ -43,6 +46,7 @@ type dataDirPKI struct {
 	files                 *pki.Files
 	url                   string
 	adminKubeconfig       string
+	adminConfig           *rest.Config
 	controllersKubeconfig string
 }
 
@@ -63,6 +67,9 @@ func preparePKI(rb *rollback, dataDir string, sans []string, url string) (*dataD
 	d.files = files
 	rb.removeIfNew(d.adminKubeconfig)
 	if err := pki.WriteKubeconfig(d.adminKubeconfig, url, files.CACert, files.AdminCert, files.AdminKey, "gcp"); err != nil {
+		return nil, fmt.Errorf("admin kubeconfig: %w", err)
+	}
+	if d.adminConfig, err = clientcmd.BuildConfigFromFlags("", d.adminKubeconfig); err != nil {
 		return nil, fmt.Errorf("admin kubeconfig: %w", err)
 	}
 	// The controllers' kubeconfig is written even without controllers here,

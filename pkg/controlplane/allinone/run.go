@@ -6,7 +6,7 @@ import (
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
@@ -16,21 +16,20 @@ import (
 )
 
 // run serves until ctx is done or a part fails: the API server, the
-// controllers (nil: none) and the scheduled snapshots, over store. Then
+// controllers (nil: none) and the scheduled snapshots, over store;
+// adminConfig tells when the server is ready. Then
 // it stops the controllers, the server, and runs stops in reverse: the
 // etcd health checks' clients, etcd and the data dir lock.
 func (cp *ControlPlane) run(ctx context.Context, o Options, prepared *apiserver.PreparedServer, store *etcd.Handle,
-	controllersCfg *controllers.Config, stops []func()) {
+	adminConfig *rest.Config, controllersCfg *controllers.Config, stops []func()) {
 	defer close(cp.done)
 	serverCtx, cancelServer := context.WithCancel(ctx)
 	serverErr := make(chan error, 1)
 	go func() { serverErr <- prepared.Run(serverCtx) }()
-	if adminConfig, err := clientcmd.BuildConfigFromFlags("", cp.AdminKubeconfig); err == nil {
-		if client, err := discovery.NewDiscoveryClientForConfig(adminConfig); err == nil {
-			ready := sdnotify.Readyz(client.RESTClient())
-			go o.Notify.WhenReady(serverCtx, ready)
-			go releaseStartupGarbage(serverCtx, ready)
-		}
+	if client, err := discovery.NewDiscoveryClientForConfig(adminConfig); err == nil {
+		ready := sdnotify.Readyz(client.RESTClient())
+		go o.Notify.WhenReady(serverCtx, ready)
+		go releaseStartupGarbage(serverCtx, ready)
 	}
 	// Controllers stop first (their context ends with the server's)
 	// and are waited for before etcd goes.

@@ -114,7 +114,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		PKI:             d.files,
 		done:            make(chan struct{}),
 	}
-	go cp.run(ctx, o, prepared, store, controllersCfg, rb.stops)
+	go cp.run(ctx, o, prepared, store, d.adminConfig, controllersCfg, rb.stops)
 	return cp, nil
 }
 
