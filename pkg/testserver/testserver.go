@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -154,7 +155,15 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 	ctx, s.cancel = context.WithCancel(ctx)
 	ao := allinone.NewOptions()
 	ao.DataDir, ao.Etcd.MinFreeDisk = o.DataDir, minFreeDisk
-	ao.APIServer.SecureServing.BindPort = 0
+	// Its own listener, whose connections Stop closes at once instead of
+	// waiting out HTTP/2's GOAWAY timeout on idle ones.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.cancel()
+		s.removeData()
+		return nil, err
+	}
+	ao.APIServer.SecureServing.Listener = newClosingListener(ln)
 	// Like envtest: no controllers unless asked (they start below), and
 	// Secrets stored as they are.
 	ao.Controllers, ao.SecretsEncryption = nil, false

@@ -37,10 +37,13 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		return nil, err
 	}
 	// The port first: a start that cannot serve creates nothing on disk.
+	// A caller may give its own listener (the test server wraps one).
 	s := o.APIServer.SecureServing
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.BindAddress.String(), strconv.Itoa(s.BindPort)))
-	if err != nil {
-		return nil, fmt.Errorf("--secure-port: %w", err)
+	ln := s.Listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", net.JoinHostPort(s.BindAddress.String(), strconv.Itoa(s.BindPort))); err != nil {
+			return nil, fmt.Errorf("--secure-port: %w", err)
+		}
 	}
 	rb, err := openDataDir(dataDir, ln)
 	if err != nil {
