@@ -18,8 +18,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"testing"
 	"time"
@@ -70,6 +71,12 @@ type Options struct {
 	// ReadyTimeout bounds the wait for readiness and CRDs; zero means a
 	// minute.
 	ReadyTimeout time.Duration
+	// LogOutput, when set, receives the server's log lines as they are
+	// written (os.Stderr, say). Unset, the server is quiet: Start keeps
+	// its lines and prints them with t.Log if the test fails, and Run
+	// keeps them for Server.Log. klog is one logger per process: while
+	// several servers run, each one's log has the lines of all of them.
+	LogOutput io.Writer
 }
 
 // Server is a running control plane.
@@ -86,6 +93,7 @@ type Server struct {
 	cancelControllers context.CancelFunc
 	controllersDone   chan error
 	removeDir         string
+	log               *logSink
 	stopped           bool
 	stoppedErr        error
 }
@@ -97,7 +105,15 @@ func Start(t testing.TB, o Options) *Server {
 	if o.DataDir == "" {
 		o.DataDir = t.TempDir()
 	}
-	s, err := Run(context.Background(), o)
+	log := hub.attach(o.LogOutput)
+	// Cleanups run last first: the log is printed after the server stopped.
+	t.Cleanup(func() {
+		hub.detach(log)
+		if t.Failed() && o.LogOutput == nil {
+			t.Logf("test server log:\n%s", log.String())
+		}
+	})
+	s, err := run(context.Background(), o, log)
 	if err != nil {
 		t.Fatalf("starting test server: %v", err)
 	}
@@ -113,6 +129,26 @@ func Start(t testing.TB, o Options) *Server {
 // The caller stops it with Stop (also when ctx ends); use it where there is
 // no testing.TB, such as TestMain or a Ginkgo BeforeSuite.
 func Run(ctx context.Context, o Options) (*Server, error) {
+	log := hub.attach(o.LogOutput)
+	s, err := run(ctx, o, log)
+	if err != nil {
+		hub.detach(log)
+		return nil, err
+	}
+	s.log = log
+	return s, nil
+}
+
+// Log is what the server logged, kept since Run when Options.LogOutput is
+// unset; empty for a server from Start, which prints it if the test fails.
+func (s *Server) Log() string {
+	if s.log == nil {
+		return ""
+	}
+	return s.log.String()
+}
+
+func run(ctx context.Context, o Options, log *logSink) (*Server, error) {
 	stack := o.Stack
 	if stack == nil {
 		stack = layering.Generic()
@@ -154,7 +190,7 @@ func Run(ctx context.Context, o Options) (*Server, error) {
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	ao := allinone.NewOptions()
-	ao.DataDir, ao.Etcd.MinFreeDisk = o.DataDir, minFreeDisk
+	ao.DataDir, ao.Etcd.MinFreeDisk, ao.Etcd.LogOutput = o.DataDir, minFreeDisk, log
 	// Its own listener, whose connections Stop closes at once instead of
 	// waiting out HTTP/2's GOAWAY timeout on idle ones.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -258,6 +294,9 @@ func (s *Server) Stop() error {
 	}
 	s.stoppedErr = errors.Join(errs...)
 	s.removeData()
+	if s.log != nil {
+		hub.detach(s.log)
+	}
 	return s.stoppedErr
 }
 

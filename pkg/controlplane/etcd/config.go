@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -131,6 +132,10 @@ type Config struct {
 	// LogLevel is etcd's own log level (debug, info, warn, error); empty
 	// means DefaultLogLevel.
 	LogLevel string
+	// LogOutput receives etcd's own log, in its JSON form; nil means
+	// standard error. The test server keeps a quiet server's etcd log
+	// with the rest of its lines.
+	LogOutput io.Writer
 	// ReadyTimeout bounds how long Start waits for the member to serve;
 	// 0 means DefaultReadyTimeout.
 	ReadyTimeout time.Duration

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -82,7 +83,7 @@ func Start(cfg Config) (*Handle, error) {
 	stop := make(chan struct{})
 	ec, err := cfg.embedConfig()
 	if err == nil {
-		err = setLogger(ec, cfg.logLevel(), stop)
+		err = setLogger(ec, cfg.logLevel(), cfg.LogOutput, stop)
 	}
 	if err != nil {
 		_ = lock.Close()
@@ -325,9 +326,10 @@ func quietWhenStopping(msg string) bool {
 	return false
 }
 
-// setLogger gives etcd a zap logger at level that drops the alwaysQuiet
-// messages, and the quietWhenStopping ones once stop is closed.
-func setLogger(ec *embed.Config, level string, stop <-chan struct{}) error {
+// setLogger gives etcd a zap logger at level, writing to out (nil:
+// standard error), that drops the alwaysQuiet messages, and the
+// quietWhenStopping ones once stop is closed.
+func setLogger(ec *embed.Config, level string, out io.Writer, stop <-chan struct{}) error {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		return err
@@ -335,6 +337,9 @@ func setLogger(ec *embed.Config, level string, stop <-chan struct{}) error {
 	zc := logutil.DefaultZapLoggerConfig
 	zc.Level = zap.NewAtomicLevelAt(lvl)
 	lg, err := zc.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		if out != nil {
+			c = zapcore.NewCore(zapcore.NewJSONEncoder(zc.EncoderConfig), zapcore.AddSync(out), zc.Level)
+		}
 		return quietOnStop{Core: c, stop: stop}
 	}))
 	if err != nil {
