@@ -188,6 +188,10 @@ func run(ctx context.Context, o Options, log *logSink) (*Server, error) {
 		s.removeData()
 		return nil, fmt.Errorf("test server: %w; free space there, or set testserver.Options.MinFreeDisk lower (negative turns the watch off) or DataDir elsewhere", err)
 	}
+	if err := seedServiceAccountKey(o.DataDir); err != nil {
+		s.removeData()
+		return nil, fmt.Errorf("test server: service account key: %w", err)
+	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	ao := allinone.NewOptions()
 	ao.DataDir, ao.Etcd.MinFreeDisk, ao.Etcd.LogOutput = o.DataDir, minFreeDisk, log
