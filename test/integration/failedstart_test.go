@@ -66,6 +66,9 @@ func captureKlog(t *testing.T) *syncBuffer {
 		t.Fatal(err)
 	}
 	klog.LogToStderr(false)
+	// A test server routes klog through a logger of its own (pkg/testserver,
+	// logs.go) once one has run in this binary; the state above restores it.
+	klog.ClearLogger()
 	// Without stderr, klog writes each line to its severity's output and
 	// every lower one's: only INFO's gets them all, once.
 	buf := &syncBuffer{}
