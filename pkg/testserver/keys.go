@@ -17,8 +17,8 @@ import (
 // The service account signing key is the one RSA key of a new data dir's
 // PKI (the certificates' keys are ECDSA), and making it was about a fifth
 // of a server's start. Servers of one test binary share one: it is made
-// once and written into each new data dir, where pki.Ensure keeps the key
-// it finds, as for `gcp start` on a data dir made by `gcp pki init`. Each
+// once and written into each new temporary data dir (not into
+// Options.DataDir), where pki.Ensure keeps the key it finds, as for `gcp start` on a data dir made by `gcp pki init`. Each
 // server still has its own CAs and issuer URL, so a token of one is
 // refused by another.
 var serviceAccountKey struct {
@@ -28,13 +28,9 @@ var serviceAccountKey struct {
 }
 
 // seedServiceAccountKey writes the test binary's service account key into
-// dataDir's PKI directory if there is none yet; an existing PKI is left
-// as it is.
+// the PKI directory of dataDir, a new directory of the test server's own.
 func seedServiceAccountKey(dataDir string) error {
 	dir := filepath.Join(dataDir, "pki")
-	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
-		return nil
-	}
 	k := &serviceAccountKey
 	k.once.Do(func() {
 		key, err := rsa.GenerateKey(rand.Reader, 2048)

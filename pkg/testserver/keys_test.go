@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -12,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 )
 
 // TestServiceAccountKeyMadeOnce: servers of one test binary sign service
@@ -54,5 +57,30 @@ func TestServiceAccountKeyMadeOnce(t *testing.T) {
 	_, err = withToken(b).CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
 	if !apierrors.IsUnauthorized(err) {
 		t.Fatalf("the token at another server: got %v, want 401", err)
+	}
+}
+
+// TestFailedStartLeavesDataDirEmpty: a start that fails leaves a data dir
+// of the caller's as it found it, without the service account key the
+// test server wrote there for pki.Ensure.
+func TestFailedStartLeavesDataDirEmpty(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := Run(context.Background(), Options{DataDir: dir, APIServer: func(o *options.Options) {
+		o.Admission.EnablePlugins = append(o.Admission.EnablePlugins, "NoSuchPlugin")
+	}})
+	if err == nil || !strings.Contains(err.Error(), "NoSuchPlugin") {
+		t.Fatalf("got %v, want an error naming NoSuchPlugin", err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) > 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("a failed start left %v in the data dir", names)
 	}
 }

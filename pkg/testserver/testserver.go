@@ -102,7 +102,8 @@ type Server struct {
 // server does not become ready.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	if o.DataDir == "" {
+	freshDir := o.DataDir == ""
+	if freshDir {
 		o.DataDir = t.TempDir()
 	}
 	log := hub.attach(o.LogOutput)
@@ -113,7 +114,7 @@ func Start(t testing.TB, o Options) *Server {
 			t.Logf("test server log:\n%s", log.String())
 		}
 	})
-	s, err := run(context.Background(), o, log)
+	s, err := run(context.Background(), o, log, freshDir)
 	if err != nil {
 		t.Fatalf("starting test server: %v", err)
 	}
@@ -130,7 +131,7 @@ func Start(t testing.TB, o Options) *Server {
 // no testing.TB, such as TestMain or a Ginkgo BeforeSuite.
 func Run(ctx context.Context, o Options) (*Server, error) {
 	log := hub.attach(o.LogOutput)
-	s, err := run(ctx, o, log)
+	s, err := run(ctx, o, log, o.DataDir == "")
 	if err != nil {
 		hub.detach(log)
 		return nil, err
@@ -148,7 +149,7 @@ func (s *Server) Log() string {
 	return s.log.String()
 }
 
-func run(ctx context.Context, o Options, log *logSink) (*Server, error) {
+func run(ctx context.Context, o Options, log *logSink, freshDir bool) (*Server, error) {
 	stack := o.Stack
 	if stack == nil {
 		stack = layering.Generic()
@@ -188,9 +189,13 @@ func run(ctx context.Context, o Options, log *logSink) (*Server, error) {
 		s.removeData()
 		return nil, fmt.Errorf("test server: %w; free space there, or set testserver.Options.MinFreeDisk lower (negative turns the watch off) or DataDir elsewhere", err)
 	}
-	if err := seedServiceAccountKey(o.DataDir); err != nil {
-		s.removeData()
-		return nil, fmt.Errorf("test server: service account key: %w", err)
+	// Only into a data dir of the test server's own: one of the caller's
+	// is left as a failed start found it.
+	if freshDir {
+		if err := seedServiceAccountKey(o.DataDir); err != nil {
+			s.removeData()
+			return nil, fmt.Errorf("test server: service account key: %w", err)
+		}
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
 	ao := allinone.NewOptions()
