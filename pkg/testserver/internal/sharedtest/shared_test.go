@@ -13,14 +13,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers/namespace"
 	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 var server *testserver.Server
 
 func TestMain(m *testing.M) {
-	os.Exit(testserver.RunMain(m, testserver.Options{Controllers: []string{controllers.NamespaceController}}, &server))
+	os.Exit(testserver.RunMain(m, testserver.Options{Controllers: []string{namespace.Name}}, &server))
 }
 
 // TestParallelTestsOwnNamespaces: parallel tests on the shared server
