@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -60,6 +62,7 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos for %v, GCP_CHAOS_SEED=%d", duration, seed)
 
 	ch := newChaosCluster(t)
+	defer ch.stopSupervising()
 	if _, err := ch.admin(0).CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: chaosNamespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -67,9 +70,11 @@ func TestChaos(t *testing.T) {
 	h := &chaosHistory{start: time.Now(), written: map[string]map[string]bool{}}
 	ctx, stopLoad := context.WithCancel(context.Background())
 	defer stopLoad()
+	// The watchers outlive the load: they must see its last writes.
 	watchers := make([]*chaosWatcher, len(ch.servers))
 	for i := range ch.servers {
-		watchers[i] = startChaosWatcher(ctx, fmt.Sprintf("watcher via apiserver-%d", i), ch.admin(i))
+		watchers[i] = startChaosWatcher(context.Background(), fmt.Sprintf("watcher via apiserver-%d", i), ch.admin(i))
+		defer watchers[i].stop()
 	}
 	// Enough keys that each sees a few dozen operations a run, which keeps
 	// porcupine's search short.
@@ -104,10 +109,17 @@ func TestChaos(t *testing.T) {
 		}
 	}
 	lastRV := h.lastAckedRV()
+	stalled := false
 	for _, w := range watchers {
 		if err := w.waitFor(lastRV, 60*time.Second); err != nil {
 			t.Errorf("%s: %v", w.name, err)
+			stalled = true
 		}
+	}
+	if stalled {
+		ch.diagnoseStall(h, watchers)
+	}
+	for _, w := range watchers {
 		w.stop()
 	}
 
@@ -174,6 +186,11 @@ type chaosCluster struct {
 	ctrls   []*chaosPart
 	etcds   []*chaosPart
 	clients []*kubernetes.Clientset // admin, one per API server
+
+	// stopSupervising stops restarting parts that exit; the test defers it,
+	// so that it runs before the cleanups that stop the parts (a part
+	// restarted as it is stopped held a failed test for minutes).
+	stopSupervising func()
 
 	mu       sync.Mutex
 	timeline []string // faults and exits, as they happened
@@ -295,7 +312,8 @@ func newChaosCluster(t *testing.T) *chaosCluster {
 	ctx, cancel := context.WithCancel(context.Background())
 	supervised := make(chan struct{})
 	go func() { defer close(supervised); ch.supervise(ctx) }()
-	t.Cleanup(func() { cancel(); <-supervised })
+	ch.stopSupervising = func() { cancel(); <-supervised }
+	t.Cleanup(ch.stopSupervising)
 	return ch
 }
 
@@ -679,6 +697,53 @@ func (ch *chaosCluster) do(ctx context.Context, h *chaosHistory, client, server 
 	return true
 }
 
+// diagnoseStall logs what each API server's watch cache holds and whether a
+// new write reaches the watchers, when they did not see the last
+// acknowledged write.
+func (ch *chaosCluster) diagnoseStall(h *chaosHistory, watchers []*chaosWatcher) {
+	ctx := context.Background()
+	for i, c := range ch.clients {
+		cached, err := c.CoreV1().ConfigMaps(chaosNamespace).List(ctx, metav1.ListOptions{LabelSelector: chaosLabel, ResourceVersion: "0"})
+		consistent, err2 := c.CoreV1().ConfigMaps(chaosNamespace).List(ctx, metav1.ListOptions{LabelSelector: chaosLabel})
+		ch.t.Logf("apiserver-%d: watch cache at rv %s (%v), consistent list at rv %s (%v)", i, rvOf(cached), err, rvOf(consistent), err2)
+	}
+	h.wrote("marker", "")
+	marker, err := ch.clients[0].CoreV1().ConfigMaps(chaosNamespace).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "marker", Labels: map[string]string{chaosLabel: "true"}}}, metav1.CreateOptions{})
+	if err != nil {
+		ch.t.Logf("marker write: %v", err)
+		return
+	}
+	rv, _ := strconv.ParseUint(marker.ResourceVersion, 10, 64)
+	for _, w := range watchers {
+		ch.t.Logf("%s after a new write at rv %d: %v; it is %s", w.name, rv, w.waitFor(rv, 20*time.Second), w.describe())
+	}
+	var stacks strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2)
+	for _, g := range strings.Split(stacks.String(), "\n\n") {
+		if strings.Contains(g, "chaosWatcher") {
+			ch.t.Logf("watcher goroutine:\n%s", g)
+		}
+	}
+	for _, p := range ch.apis {
+		for _, l := range p.grep("cacher") {
+			ch.t.Log(l)
+		}
+		for _, l := range p.grep("etcd") {
+			if strings.Contains(l, "atch") {
+				ch.t.Log(l)
+			}
+		}
+	}
+}
+
+func rvOf(l *corev1.ConfigMapList) string {
+	if l == nil {
+		return ""
+	}
+	return l.ResourceVersion
+}
+
 // chaosWatcher watches the chaos ConfigMaps through one API server from
 // the start, resuming from the last resourceVersion it saw whenever the
 // watch ends, and listing again (a gap) when that is too old.
@@ -692,6 +757,27 @@ type chaosWatcher struct {
 	rec        watchRecord
 	lastRV     uint64
 	reconnects int
+	// state says what it does now, and since when; lastErr is the last
+	// error it got, for the log when it stalls.
+	state   string
+	since   time.Time
+	lastErr error
+}
+
+func (w *chaosWatcher) setState(state string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.state, w.since = state, time.Now()
+	if err != nil {
+		w.lastErr = err
+	}
+}
+
+// describe says what the watcher does and what it last got.
+func (w *chaosWatcher) describe() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return fmt.Sprintf("%s for %v, %d events, last error: %v", w.state, time.Since(w.since).Round(time.Millisecond), len(w.rec.events), w.lastErr)
 }
 
 func startChaosWatcher(ctx context.Context, name string, client *kubernetes.Clientset) *chaosWatcher {
@@ -707,8 +793,10 @@ func (w *chaosWatcher) run(ctx context.Context) {
 	rv := ""
 	for ctx.Err() == nil {
 		if rv == "" {
+			w.setState("listing", nil)
 			list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: chaosLabel})
 			if err != nil {
+				w.setState("listing failed", err)
 				time.Sleep(200 * time.Millisecond)
 				continue
 			}
@@ -722,8 +810,10 @@ func (w *chaosWatcher) run(ctx context.Context) {
 			}
 			w.mu.Unlock()
 		}
+		w.setState("opening a watch from rv "+rv, nil)
 		wi, err := cms.Watch(ctx, metav1.ListOptions{LabelSelector: chaosLabel, ResourceVersion: rv, AllowWatchBookmarks: true})
 		if err != nil {
+			w.setState("opening a watch failed", err)
 			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 				rv = ""
 			}
@@ -741,8 +831,10 @@ func (w *chaosWatcher) run(ctx context.Context) {
 // resourceVersion to resume from ("" to list again).
 func (w *chaosWatcher) consume(wi watch.Interface, rv string) string {
 	defer wi.Stop()
+	w.setState("watching from rv "+rv, nil)
 	for ev := range wi.ResultChan() {
 		if ev.Type == watch.Error {
+			w.setState("watch ended with an error event", apierrors.FromObject(ev.Object))
 			if status := apierrors.FromObject(ev.Object); apierrors.IsResourceExpired(status) || apierrors.IsGone(status) {
 				return ""
 			}
@@ -801,6 +893,12 @@ func (w *chaosWatcher) record() watchRecord {
 type gcPair struct {
 	owner, dependent string
 	policy           metav1.DeletionPropagation
+	// ownerUID is the owner deleted; lateOwner says that a create of the
+	// owner's name got no clear answer, so that it may yet take effect
+	// after the deletion (a member SIGSTOPped with the request in hand
+	// proposes it when it resumes) and make a new owner of that name.
+	ownerUID  types.UID
+	lateOwner bool
 }
 
 // runGCLoad makes owner and dependent pairs and deletes the owners, half
@@ -814,12 +912,13 @@ func (ch *chaosCluster) runGCLoad(ctx context.Context, r *rand.Rand) []gcPair {
 		if i%2 == 1 {
 			p.policy = metav1.DeletePropagationBackground
 		}
-		owner, ok := ensureConfigMap(ctx, client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: p.owner}})
+		owner, unclear, ok := ensureConfigMap(ctx, client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: p.owner}})
 		if !ok {
 			break
 		}
+		p.ownerUID, p.lateOwner = owner.UID, unclear
 		ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}
-		if _, ok := ensureConfigMap(ctx, client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: p.dependent, OwnerReferences: []metav1.OwnerReference{ref}}}); !ok {
+		if _, _, ok := ensureConfigMap(ctx, client, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: p.dependent, OwnerReferences: []metav1.OwnerReference{ref}}}); !ok {
 			break
 		}
 		deleted := false
@@ -840,21 +939,24 @@ func (ch *chaosCluster) runGCLoad(ctx context.Context, r *rand.Rand) []gcPair {
 
 // ensureConfigMap creates cm in the chaos namespace, through a random API
 // server each time, until it is acknowledged or seen there; it returns
-// the stored object, or false when ctx ends first.
-func ensureConfigMap(ctx context.Context, client func() kubernetes.Interface, cm *corev1.ConfigMap) (*corev1.ConfigMap, bool) {
+// the stored object and whether a create got no clear answer, or false
+// when ctx ends first.
+func ensureConfigMap(ctx context.Context, client func() kubernetes.Interface, cm *corev1.ConfigMap) (*corev1.ConfigMap, bool, bool) {
+	unclear := false
 	for ctx.Err() == nil {
 		reqCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		got, err := client().CoreV1().ConfigMaps(chaosNamespace).Create(reqCtx, cm, metav1.CreateOptions{})
 		if err != nil {
+			unclear = unclear || !apierrors.IsAlreadyExists(err)
 			got, err = client().CoreV1().ConfigMaps(chaosNamespace).Get(reqCtx, cm.Name, metav1.GetOptions{})
 		}
 		cancel()
 		if err == nil {
-			return got, true
+			return got, unclear, true
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return nil, false
+	return nil, unclear, false
 }
 
 // checkGarbageCollection checks that, once the controllers have caught
@@ -870,6 +972,7 @@ func (ch *chaosCluster) checkGarbageCollection(pairs []gcPair) {
 		}
 	}
 	ch.t.Logf("garbage collection: %d owners deleted, %d with the orphan policy", len(pairs), orphans)
+	late := map[string]bool{}
 	eventually(ch.t, 90*time.Second, func() error {
 		list, err := ch.admin(0).CoreV1().ConfigMaps(chaosNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -881,8 +984,17 @@ func (ch *chaosCluster) checkGarbageCollection(pairs []gcPair) {
 		}
 		var bad []string
 		for _, p := range pairs {
-			if _, ok := there[p.owner]; ok {
-				bad = append(bad, p.owner+" is still there")
+			if owner, ok := there[p.owner]; ok && owner.UID != p.ownerUID && p.lateOwner {
+				// A create of that name that got no clear answer took
+				// effect after the deletion: another owner, with no
+				// dependents.
+				if !late[p.owner] {
+					late[p.owner] = true
+					ch.t.Logf("%s is there again, made by a create that took effect late (uid %s, the deleted one was %s)", p.owner, owner.UID, p.ownerUID)
+				}
+			} else if ok {
+				bad = append(bad, fmt.Sprintf("%s is still there (deletionTimestamp %v, finalizers %v, uid %s); the controllers said:\n%s",
+					p.owner, owner.DeletionTimestamp, owner.Finalizers, owner.UID, ch.controllersSaid(p.owner)))
 			}
 			dep, ok := there[p.dependent]
 			switch {
@@ -905,6 +1017,16 @@ func (ch *chaosCluster) checkGarbageCollection(pairs []gcPair) {
 		}
 		return nil
 	})
+}
+
+// controllersSaid returns what the controllers said about name, for a pair the
+// collector did not finish.
+func (ch *chaosCluster) controllersSaid(name string) string {
+	var lines []string
+	for _, c := range ch.ctrls {
+		lines = append(lines, c.grep(chaosNamespace+"/"+name+" ")...)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // checkControllers checks that the controllers lead and work after the
