@@ -183,6 +183,11 @@ func (s etcdUnavailableStorage) write(ctx context.Context, call func(*etcdBudget
 		}
 		// Refused for want of a leader, so never proposed: 503 (retry
 		// at will) rather than 504 (may have happened) when time is up.
+		// No try is begun that the time could cut short: one cut in
+		// flight may have been proposed, and would have to be a 504.
+		if time.Until(b.deadline) < 2*noLeaderRetryInterval {
+			return etcdError(ctx, err, false, true, s.timeout)
+		}
 		select {
 		case <-b.ctx.Done():
 			return etcdError(ctx, err, false, true, s.timeout)
@@ -199,6 +204,9 @@ type etcdBudget struct {
 	timeout time.Duration
 	timer   *time.Timer
 	fired   atomic.Bool
+	// deadline is when the timer fires, for writes (the probe of reads
+	// may move it without saying so here).
+	deadline time.Time
 	// probe, when set, is asked when the time runs out whether etcd
 	// answers; if it does the clock starts again instead.
 	probe func() bool
@@ -219,6 +227,7 @@ func newEtcdBudget(parent context.Context, timeout time.Duration, probe func() b
 		cancel()
 	})
 	b.timer.Stop()
+	b.deadline = time.Now().Add(timeout)
 	b.timer.Reset(timeout)
 	return b
 }
@@ -229,6 +238,7 @@ func (b *etcdBudget) pause() { b.timer.Stop() }
 // resume restarts the clock, with the whole timeout, unless it ran out.
 func (b *etcdBudget) resume() {
 	if !b.fired.Load() {
+		b.deadline = time.Now().Add(b.timeout)
 		b.timer.Reset(b.timeout)
 	}
 }
