@@ -18,7 +18,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
-	"github.com/gcp-project/gcp/pkg/gcheadroom"
+	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -51,7 +51,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			if errs := completed.Validate(); len(errs) > 0 {
 				return utilerrors.NewAggregate(errs)
 			}
-			defer gcheadroom.Start(gcheadroom.Default)()
+			defer gcheadroom.Start(gcheadroom.Default())()
 			return Run(ctx, completed, comp, sdnotify.TakeFromEnv())
 		},
 	}

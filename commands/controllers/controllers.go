@@ -12,7 +12,7 @@ import (
 	"k8s.io/component-base/term"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
-	"github.com/gcp-project/gcp/pkg/gcheadroom"
+	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -57,7 +57,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 				return err
 			}
 			cfg.NotifySystemd = true
-			defer gcheadroom.Start(gcheadroom.Default)()
+			defer gcheadroom.Start(gcheadroom.Default())()
 			return controllers.Run(ctx, cfg)
 		},
 	}

@@ -15,7 +15,7 @@ import (
 	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
-	"github.com/gcp-project/gcp/pkg/gcheadroom"
+	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -104,7 +104,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 			if composeErr != nil {
 				return composeErr
 			}
-			defer gcheadroom.Start(gcheadroom.Default)()
+			defer gcheadroom.Start(gcheadroom.Default())()
 			o.Notify = sdnotify.TakeFromEnv()
 			cp, err := allinone.Start(ctx, *o, comp)
 			if err != nil {

@@ -100,14 +100,14 @@ func allowed(from, to string) bool {
 			// lines) may use the other commands' options.
 			return strings.HasPrefix(f, "commands/start") || strings.HasPrefix(f, "commands/manifests")
 		}
-		return strings.HasPrefix(d, "pkg/")
+		return strings.HasPrefix(d, "pkg/") || strings.HasPrefix(d, "internal/")
 	case strings.HasPrefix(f, "pkg/testserver"):
 		return strings.HasPrefix(d, "pkg/controlplane") || strings.HasPrefix(d, "pkg/layering")
 	case strings.HasPrefix(f, "pkg/layering"):
 		return strings.HasPrefix(d, "pkg/controlplane") || strings.HasPrefix(d, "pkg/layering")
 	case strings.HasPrefix(f, "pkg/controlplane"):
 		return strings.HasPrefix(d, "pkg/controlplane")
-	case strings.HasPrefix(f, "pkg/gcheadroom"):
+	case strings.HasPrefix(f, "internal/gcheadroom"):
 		// A process's GC setting: the standard library only.
 		return false
 	}
@@ -155,8 +155,8 @@ func TestRuleTable(t *testing.T) {
 		{"pkg/controlplane/apiserver", "pkg/layering", false},
 		{"pkg/layering", "pkg/controlplane/registry", true},
 		{"pkg/controlplane/apiserver", "commands/start", false},
-		{"pkg/gcheadroom", "pkg/controlplane/etcd", false},
-		{"commands/start", "pkg/gcheadroom", true},
+		{"internal/gcheadroom", "pkg/controlplane/etcd", false},
+		{"commands/start", "internal/gcheadroom", true},
 	}
 	for _, c := range cases {
 		if got := allowed(module+"/"+c.from, module+"/"+c.to); got != c.ok {

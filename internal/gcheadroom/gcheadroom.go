@@ -17,7 +17,8 @@
 // it (at most one collection an Interval more than at GOGC=100).
 //
 // It is for a program's main (gcp's server commands), not for a library:
-// GOGC is per process. An operator's GOGC environment variable wins.
+// GOGC is per process, so it is internal to this module. An operator's GOGC
+// environment variable wins.
 package gcheadroom
 
 import (
@@ -40,10 +41,12 @@ type Config struct {
 	MinPercent int
 }
 
-// Default is gcp's servers' headroom: at least 64 MiB (more than an idle
-// server allocates in a minute), and at least two seconds of allocation;
-// GOGC=25 at the least.
-var Default = Config{Headroom: 64 << 20, Interval: 2 * time.Second, MinPercent: 25}
+// Default returns gcp's servers' headroom: at least 64 MiB (more than an
+// idle server allocates in a minute), and at least two seconds of
+// allocation; GOGC=25 at the least.
+func Default() Config {
+	return Config{Headroom: 64 << 20, Interval: 2 * time.Second, MinPercent: 25}
+}
 
 // maxPercent is Go's default GOGC, the highest Start sets.
 const maxPercent = 100
