@@ -13,9 +13,9 @@ import (
 	"k8s.io/component-base/term"
 
 	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
+	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
-	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
