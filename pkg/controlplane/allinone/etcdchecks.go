@@ -1,12 +1,17 @@
 package allinone
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"sort"
 	"strings"
-	"sync/atomic"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
@@ -21,31 +26,96 @@ import (
 // socket, each failure a gRPC warning in the log. The storage built so far
 // is destroyed by apiserver.CompletedConfig.New and Server.PrepareRun when
 // they fail (pkg/controlplane/apiserver/failedstart.go). The etcd health
-// checks, which k8s.io/apiserver's etcd options create with the
-// configuration and close only when a running server has drained, are
-// etcdChecks below, whose clients Start creates once etcd runs and closes
-// itself, before etcd (TestFailedStart holds both).
+// checks are etcdChecks below. k8s.io/apiserver's own
+// (factory.CreateHealthCheck) dial in a goroutine of their own, holding a
+// lock for as long as the dial blocks, and close on a channel from another
+// goroutine: a stop can return before they have even dialled, and a dial
+// begun before etcd stopped then redials the closed socket until its 20 s
+// dial timeout (TestFailedStart saw it under CI's load). Here Start opens
+// each check's client itself once etcd runs, and closes it before etcd
+// stops (TestFailedStart holds both; TestEtcdChecksClose the order).
 
 // etcdChecks are the etcd health and readiness checks that
-// k8s.io/apiserver's EtcdOptions adds (same names, groups and endpoints),
-// with a difference: their etcd clients are created by start, once the
-// server is built, and closed when the stop channel given to start is
-// closed, instead of from configuration until the server has drained.
-// Until start, the checks fail as the library's do before their client
-// connects.
+// k8s.io/apiserver's EtcdOptions adds (same names, groups, endpoints,
+// timeouts and rate limit), with a difference: their etcd clients are
+// opened by start, once etcd runs, and closed by stop, instead of from
+// configuration until the server has drained. Until start, and after
+// stop, the checks fail as the library's do before their client connects
+// and once it has closed.
 type etcdChecks []*etcdCheck
 
+// etcdCheck is one check: a probe of etcd at most every timeout/2, each
+// bounded by timeout; between probes it answers with the last result, as
+// the library's check does.
 type etcdCheck struct {
-	config storagebackend.Config
-	create func(storagebackend.Config, <-chan struct{}) (func() error, error)
-	check  atomic.Pointer[func() error]
+	config  storagebackend.Config
+	timeout time.Duration
+	limiter *rate.Limiter
+
+	mu     sync.RWMutex
+	prober factory.Prober
+	closed bool
+	last   error
 }
 
-func (c *etcdCheck) run(*http.Request) error {
-	if f := c.check.Load(); f != nil {
-		return (*f)()
+func newEtcdCheck(config storagebackend.Config, timeout time.Duration) *etcdCheck {
+	return &etcdCheck{
+		config:  config,
+		timeout: timeout,
+		limiter: rate.NewLimiter(rate.Every(timeout/2), 1),
+		last:    errNotConnected,
 	}
-	return errors.New("etcd client connection not yet established")
+}
+
+var (
+	errNotConnected = errors.New("etcd client connection not yet established")
+	errChecksClosed = errors.New("server is shutting down")
+)
+
+func (c *etcdCheck) run(*http.Request) error {
+	// A probe holds the read lock, so close waits for it (at most timeout)
+	// rather than closing the client under it.
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	switch {
+	case c.closed:
+		return errChecksClosed
+	case c.prober == nil:
+		return errNotConnected
+	case !c.limiter.Allow():
+		return c.last
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	err := c.prober.Probe(ctx)
+	c.last = err
+	return err
+}
+
+// open connects the check's client.
+func (c *etcdCheck) open() error {
+	p, err := factory.CreateProber(c.config)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return p.Close()
+	}
+	c.prober = p
+	return nil
+}
+
+// close closes the check's client; the check fails from then on.
+func (c *etcdCheck) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.prober != nil {
+		_ = c.prober.Close()
+		c.prober = nil
+	}
 }
 
 // addEtcdChecks adds the checks of o's servers (and of its
@@ -55,8 +125,8 @@ func addEtcdChecks(o *genericoptions.EtcdOptions, configs ...*genericapiserver.C
 	var checks etcdChecks
 	var health, ready []healthz.HealthChecker
 	add := func(sc storagebackend.Config, healthName, readyName string) {
-		h := &etcdCheck{config: sc, create: factory.CreateHealthCheck}
-		r := &etcdCheck{config: sc, create: factory.CreateReadyCheck}
+		h := newEtcdCheck(sc, cmp.Or(sc.HealthcheckTimeout, storagebackend.DefaultHealthcheckTimeout))
+		r := newEtcdCheck(sc, cmp.Or(sc.ReadycheckTimeout, storagebackend.DefaultReadinessTimeout))
 		checks = append(checks, h, r)
 		health = append(health, healthz.NamedGroupedCheck(healthName, "etcd", h.run))
 		ready = append(ready, healthz.NamedGroupedCheck(readyName, "etcd-readiness", r.run))
@@ -88,14 +158,21 @@ func addEtcdChecks(o *genericoptions.EtcdOptions, configs ...*genericapiserver.C
 	return checks, nil
 }
 
-// start creates the checks' etcd clients; they are closed when stop is.
-func (cs etcdChecks) start(stop <-chan struct{}) error {
+// start opens the checks' etcd clients: etcd must be running. On error,
+// those opened are closed.
+func (cs etcdChecks) start() error {
 	for _, c := range cs {
-		f, err := c.create(c.config, stop)
-		if err != nil {
+		if err := c.open(); err != nil {
+			cs.stop()
 			return fmt.Errorf("etcd health check: %w", err)
 		}
-		c.check.Store(&f)
 	}
 	return nil
+}
+
+// stop closes the checks' etcd clients, waiting for probes in flight.
+func (cs etcdChecks) stop() {
+	for _, c := range cs {
+		c.close()
+	}
 }

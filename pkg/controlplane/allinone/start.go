@@ -93,11 +93,10 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	rb.onStop(func() { _ = store.Close() })
 	// The health checks' clients close before etcd; if the server fails to
 	// build, New and PrepareRun destroy the storage they built.
-	checksStop := make(chan struct{})
-	rb.onStop(func() { close(checksStop) })
-	if err := checks.start(checksStop); err != nil {
+	if err := checks.start(); err != nil {
 		return fail(err)
 	}
+	rb.onStop(checks.stop)
 	server, err := cfg.Complete().New()
 	if err != nil {
 		return fail(err)
