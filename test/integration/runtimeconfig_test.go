@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -356,5 +357,47 @@ func TestRuntimeConfigFlowControlOff(t *testing.T) {
 	}
 	if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRuntimeConfigReadByServerOff: a group the server reads (the RBAC
+// authorizer's policy) cannot be turned off, whole or one resource: the
+// start fails at once, naming it, instead of an authorizer that lists for
+// ever and a server that never gets ready.
+func TestRuntimeConfigReadByServerOff(t *testing.T) {
+	t.Parallel()
+	for key, off := range map[string]string{
+		"rbac.authorization.k8s.io/v1":       "rbac.authorization.k8s.io/v1,",
+		"rbac.authorization.k8s.io/v1/roles": "rbac.authorization.k8s.io/v1/roles,",
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		dataDir := filepath.Join(t.TempDir(), "data")
+		_, err := allinone.Start(ctx, allInOne(dataDir, func(o *options.Options) { o.APIEnablement.RuntimeConfig[key] = "false" }), composeGeneric(t))
+		want := "--runtime-config turns off " + strings.TrimSuffix(off, ",") + ", which the RBAC authorizer reads"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("start with %s=false: got %v, want %q", key, err, want)
+		}
+		if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+			t.Errorf("start with %s=false left its data dir: %v", key, err)
+		}
+	}
+}
+
+// TestRuntimeConfigLeasesOff: with coordination.k8s.io turned off the
+// server runs without the identity Leases that need it (its post-start
+// hooks are not there), rather than failing to write them for ever.
+func TestRuntimeConfigLeasesOff(t *testing.T) {
+	t.Parallel()
+	s := runtimeConfigStart(t, map[string]string{"coordination.k8s.io/v1": "false"})
+	if _, ok := runtimeConfigVersions(t, s)[coordinationv1.GroupName]; ok {
+		t.Fatal("coordination.k8s.io served with --runtime-config=coordination.k8s.io/v1=false")
+	}
+	body, err := s.Client.Discovery().RESTClient().Get().AbsPath("/readyz").Param("verbose", "true").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("/readyz: %v\n%s", err, body)
+	}
+	if strings.Contains(string(body), "identity-lease") {
+		t.Errorf("the identity Lease hooks run without the Lease API:\n%s", body)
 	}
 }

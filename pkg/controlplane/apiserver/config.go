@@ -13,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -146,11 +149,42 @@ func validateFor(o options.CompletedOptions, comp composition.Composition, schem
 	if err != nil {
 		return nil, fmt.Errorf("--runtime-config: %w", err)
 	}
-	if o.Features.EnablePriorityAndFairness && servesGroup(comp.APIGroups, flowcontrolv1.GroupName) &&
-		!resources.ResourceEnabled(flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")) {
+	if err := checkReadByServer(comp.APIGroups, defaultResourceConfig(scheme, comp.APIGroups), resources); err != nil {
+		return nil, err
+	}
+	if o.Features.EnablePriorityAndFairness && servesGroup(comp.APIGroups, flowcontrolv1.GroupName) && !servesAll(resources, priorityAndFairnessResources) {
 		return nil, fmt.Errorf("API Priority and Fairness needs --runtime-config=%s=true, or --enable-priority-and-fairness=false", flowcontrolv1.SchemeGroupVersion)
 	}
 	return definitions, nil
+}
+
+// checkReadByServer refuses a --runtime-config that turns off a version or
+// resource of a group the server reads (registry.ReadByServer): enabled
+// by default, off in resources.
+func checkReadByServer(groups []registry.APIGroup, defaults, resources *serverstorage.ResourceConfig) error {
+	for _, g := range groups {
+		r, ok := g.(registry.ReadByServer)
+		if !ok {
+			continue
+		}
+		var off []string
+		for gv, enabled := range defaults.GroupVersionConfigs {
+			if gv.Group == g.GroupName() && enabled && !resources.GroupVersionConfigs[gv] {
+				off = append(off, gv.String())
+			}
+		}
+		for gvr, enabled := range resources.ResourceConfigs {
+			if gvr.Group == g.GroupName() && !enabled && defaults.GroupVersionConfigs[gvr.GroupVersion()] {
+				off = append(off, gvr.GroupVersion().String()+"/"+gvr.Resource)
+			}
+		}
+		if len(off) > 0 {
+			slices.Sort(off)
+			return fmt.Errorf("--runtime-config turns off %s, which %s reads: the server cannot run without it (compose the stack without its layer instead)",
+				strings.Join(off, ", "), r.ReadBy())
+		}
+	}
+	return nil
 }
 
 // checkDefinitions fails when a kind of groups has no OpenAPI definition,
@@ -225,7 +259,7 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 		return nil, fmt.Errorf("--runtime-config: %w", err)
 	}
 	features := *o.Features
-	if !servesGroup(comp.APIGroups, flowcontrolv1.GroupName) {
+	if !c.serves(priorityAndFairnessResources...) {
 		// API Priority and Fairness reads its configuration from the
 		// flowcontrol API; without the layer the max-in-flight limits apply.
 		features.EnablePriorityAndFairness = false
@@ -287,7 +321,7 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	// <service>.<namespace>.svc: gcp has no Service API
 	// (docs/aggregation.md).
 	var resolverClient kubernetes.Interface
-	if servesGroup(comp.APIGroups, "") {
+	if c.serves(configMaps) {
 		resolverClient = client
 	}
 	serviceResolver := serviceresolver.New(resolverClient)
@@ -352,6 +386,50 @@ func withoutCheck(checks []healthz.HealthChecker, name string) []healthz.HealthC
 // servesGroup reports whether groups include group.
 func servesGroup(groups []registry.APIGroup, group string) bool {
 	return slices.ContainsFunc(groups, func(g registry.APIGroup) bool { return g.GroupName() == group })
+}
+
+// The resources the server's own features read or write: each feature
+// runs only while the native server serves all of them (Config.serves),
+// so a composition without a group, or a --runtime-config that turns it
+// off, turns the feature off instead of leaving it failing for ever.
+var (
+	// configMaps: the service resolver's addresses and the published
+	// authentication info (extension-apiserver-authentication).
+	configMaps = corev1.SchemeGroupVersion.WithResource("configmaps")
+	// identityLeaseResources: each server's identity Lease in kube-system.
+	identityLeaseResources = []schema.GroupVersionResource{
+		coordinationv1.SchemeGroupVersion.WithResource("leases"),
+		corev1.SchemeGroupVersion.WithResource("namespaces"),
+	}
+	// rbacPolicyResources: the bootstrap policy reconciled at every start.
+	rbacPolicyResources = []schema.GroupVersionResource{
+		rbacv1.SchemeGroupVersion.WithResource("clusterroles"),
+		rbacv1.SchemeGroupVersion.WithResource("clusterrolebindings"),
+		rbacv1.SchemeGroupVersion.WithResource("roles"),
+		rbacv1.SchemeGroupVersion.WithResource("rolebindings"),
+	}
+	// priorityAndFairnessResources: API Priority and Fairness's
+	// configuration.
+	priorityAndFairnessResources = []schema.GroupVersionResource{
+		flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas"),
+		flowcontrolv1.SchemeGroupVersion.WithResource("prioritylevelconfigurations"),
+	}
+)
+
+// servesAll reports whether resources enable every one of gvrs.
+func servesAll(resources serverstorage.APIResourceConfigSource, gvrs []schema.GroupVersionResource) bool {
+	for _, gvr := range gvrs {
+		if !resources.ResourceEnabled(gvr) {
+			return false
+		}
+	}
+	return true
+}
+
+// serves reports whether the native server serves every one of gvrs: its
+// composition's groups, as --runtime-config leaves them.
+func (c *Config) serves(gvrs ...schema.GroupVersionResource) bool {
+	return servesAll(c.Generic.MergedResourceConfig, gvrs)
 }
 
 // admissionFor returns a copy of o whose plugin order keeps only the

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -177,14 +175,14 @@ func (c CompletedConfig) addNativeHooks(native *genericapiserver.GenericAPIServe
 			return err
 		}
 	}
-	if c.Config.servesCoreGroup() {
+	if c.Config.serves(configMaps) {
 		if err := native.AddPostStartHook(authenticationInfoHookName, publishAuthenticationInfo(c.Config.Options.Authentication)); err != nil {
 			return err
 		}
 	}
 	// Each API server keeps an identity Lease in kube-system, as
 	// kube-apiserver does, when Leases are served.
-	if servesGroup(c.Config.Composition.APIGroups, coordinationv1.GroupName) && c.Config.servesCoreGroup() && c.Config.Generic.SecureServing != nil {
+	if c.Config.serves(identityLeaseResources...) && c.Config.Generic.SecureServing != nil {
 		o := c.Config.Options
 		address := c.Config.Generic.SecureServing.Listener.Addr().String()
 		if err := native.AddPostStartHook(identityHookName, identityLeaseHook(address, o.IdentityLeaseDuration, o.IdentityLeaseRenewInterval)); err != nil {
@@ -194,7 +192,7 @@ func (c CompletedConfig) addNativeHooks(native *genericapiserver.GenericAPIServe
 			return err
 		}
 	}
-	if servesGroup(c.Config.Composition.APIGroups, rbacv1.GroupName) {
+	if c.Config.serves(rbacPolicyResources...) {
 		if err := native.AddPostStartHook(bootstrappolicy.HookName, bootstrappolicy.NewHook(c.Config.Composition.Policy)); err != nil {
 			return err
 		}
@@ -270,11 +268,6 @@ func (s *Server) serveCRDOpenAPIOnRequest() error {
 // Run serves until ctx is done, then shuts down gracefully.
 func (p *PreparedServer) Run(ctx context.Context) error {
 	return p.run(ctx)
-}
-
-// servesCoreGroup reports whether the core group (configmaps) is served.
-func (c *Config) servesCoreGroup() bool {
-	return servesGroup(c.Composition.APIGroups, "")
 }
 
 // withoutProtobuf offers a group's media types except protobuf.

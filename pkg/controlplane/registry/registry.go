@@ -113,6 +113,18 @@ func DiscoveryPriorities(groups []APIGroup) map[schema.GroupVersion]DiscoveryPri
 	return out
 }
 
+// ReadByServer is implemented by an APIGroup that the server itself
+// reads and cannot run without, as the RBAC authorizer reads its policy
+// from rbac.authorization.k8s.io: --runtime-config may not turn off any
+// of its stable versions or resources. A group whose absence only turns a
+// feature off need not implement it: the server's own features run only
+// while the resources they need are served (apiserver's serves).
+type ReadByServer interface {
+	// ReadBy names what reads the group, for the error that refuses
+	// turning it off.
+	ReadBy() string
+}
+
 // StorageMediaTyper is implemented by an APIGroup that says how its
 // objects are encoded in etcd: runtime.ContentTypeJSON for types without
 // protobuf marshalling (clients then cannot negotiate protobuf for the

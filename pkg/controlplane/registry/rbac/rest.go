@@ -34,6 +34,11 @@ var _ registry.APIGroup = APIGroup{}
 // GroupName returns rbac.authorization.k8s.io.
 func (APIGroup) GroupName() string { return rbacv1.GroupName }
 
+// ReadBy makes the group one --runtime-config cannot turn off: the RBAC
+// authorizer would deny every request it cannot read a policy for, and
+// its informers would fail to list for ever.
+func (APIGroup) ReadBy() string { return "the RBAC authorizer" }
+
 // DiscoveryPriorities implements registry.DiscoveryPrioritizer with
 // kube-apiserver's priorities for the group.
 func (APIGroup) DiscoveryPriorities() map[string]registry.DiscoveryPriority {
