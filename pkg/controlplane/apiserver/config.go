@@ -502,23 +502,38 @@ func (c *Config) applyAuthorization() error {
 	return nil
 }
 
-func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver) (*apiextensionsapiserver.Config, error) {
+// delegateGeneric returns the generic configuration of a delegate server
+// (the apiextensions server, the aggregator): the native server's, without
+// its post-start hooks, storing its group in etcd as the versions encode
+// and decode it (the first written, the second's group read too), with
+// --runtime-config applied to the server's own resource defaults. It
+// returns the etcd options that storage came from.
+func (c *Config) delegateGeneric(codecs serializer.CodecFactory, encode, decode schema.GroupVersion,
+	resources *serverstorage.ResourceConfig, scheme *runtime.Scheme, skipOpenAPI bool) (genericapiserver.Config, genericoptions.EtcdOptions, error) {
 	gc := *c.Generic
 	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
 	gc.RESTOptionsGetter = nil
-	// The apiextensions server installs its own: its OpenAPI v2 controller
-	// merges CRDs into the document PrepareRun builds from its routes.
-	gc.SkipOpenAPIInstallation = false
+	gc.SkipOpenAPIInstallation = skipOpenAPI
 
 	etcd := *c.Options.Etcd
-	etcd.StorageConfig.Codec = apiextensionsapiserver.Codecs.LegacyCodec(apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion)
-	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiextensionsv1beta1.SchemeGroupVersion, schema.GroupKind{Group: apiextensionsv1beta1.GroupName})
+	etcd.StorageConfig.Codec = codecs.LegacyCodec(encode, decode)
+	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(encode, schema.GroupKind{Group: decode.Group})
 	etcd.SkipHealthEndpoints = true
 	if err := etcd.ApplyTo(&gc); err != nil {
-		return nil, err
+		return gc, etcd, err
 	}
 	gc.RESTOptionsGetter = withObjectSizeErrors(c.withEtcd(gc.RESTOptionsGetter))
-	if err := c.Options.APIEnablement.ApplyTo(&gc, apiextensionsapiserver.DefaultAPIResourceConfigSource(), apiextensionsapiserver.Scheme); err != nil {
+	err := c.Options.APIEnablement.ApplyTo(&gc, resources, scheme)
+	return gc, etcd, err
+}
+
+func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver) (*apiextensionsapiserver.Config, error) {
+	// The apiextensions server installs its own OpenAPI: its v2
+	// controller merges CRDs into the document PrepareRun builds from its
+	// routes.
+	gc, etcd, err := c.delegateGeneric(apiextensionsapiserver.Codecs, apiextensionsv1beta1.SchemeGroupVersion, apiextensionsv1.SchemeGroupVersion,
+		apiextensionsapiserver.DefaultAPIResourceConfigSource(), apiextensionsapiserver.Scheme, false)
+	if err != nil {
 		return nil, err
 	}
 	authResolver := webhook.NewDefaultAuthenticationInfoResolverWrapper(nil, gc.EgressSelector, gc.LoopbackClientConfig, gc.TracerProvider)
@@ -534,21 +549,10 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 }
 
 func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.ServiceResolver) (*aggregatorapiserver.Config, error) {
-	gc := *c.Generic
-	gc.PostStartHooks = map[string]genericapiserver.PostStartHookConfigEntry{}
-	gc.RESTOptionsGetter = nil
 	// The native server installs /openapi; the aggregator merges specs.
-	gc.SkipOpenAPIInstallation = true
-
-	etcd := *c.Options.Etcd
-	etcd.StorageConfig.Codec = aggregatorscheme.Codecs.LegacyCodec(apiregistrationv1.SchemeGroupVersion, apiregistrationv1beta1.SchemeGroupVersion)
-	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(apiregistrationv1.SchemeGroupVersion, schema.GroupKind{Group: apiregistrationv1beta1.GroupName})
-	etcd.SkipHealthEndpoints = true
-	if err := etcd.ApplyTo(&gc); err != nil {
-		return nil, err
-	}
-	gc.RESTOptionsGetter = withObjectSizeErrors(c.withEtcd(gc.RESTOptionsGetter))
-	if err := c.Options.APIEnablement.ApplyTo(&gc, aggregatorapiserver.DefaultAPIResourceConfigSource(), aggregatorscheme.Scheme); err != nil {
+	gc, _, err := c.delegateGeneric(aggregatorscheme.Codecs, apiregistrationv1.SchemeGroupVersion, apiregistrationv1beta1.SchemeGroupVersion,
+		aggregatorapiserver.DefaultAPIResourceConfigSource(), aggregatorscheme.Scheme, true)
+	if err != nil {
 		return nil, err
 	}
 	return &aggregatorapiserver.Config{
