@@ -10,6 +10,7 @@ import (
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/notfoundhandler"
+	"k8s.io/klog/v2"
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
@@ -161,48 +162,61 @@ func (c CompletedConfig) installAPIGroups(native *genericapiserver.GenericAPISer
 
 func (c CompletedConfig) addNativeHooks(native *genericapiserver.GenericAPIServer) error {
 	informers := c.Config.Informers
-	if err := native.AddPostStartHook("start-gcp-informers", func(ctx genericapiserver.PostStartHookContext) error {
-		informers.Start(ctx.Done())
-		return nil
-	}); err != nil {
-		return err
+	hooks := map[string]genericapiserver.PostStartHookFunc{
+		"start-gcp-informers": func(ctx genericapiserver.PostStartHookContext) error {
+			informers.Start(ctx.Done())
+			return nil
+		},
 	}
 	if r := c.Config.ServiceResolver; r != nil {
-		if err := native.AddPostStartHook("start-service-resolver", func(ctx genericapiserver.PostStartHookContext) error {
+		hooks["start-service-resolver"] = func(ctx genericapiserver.PostStartHookContext) error {
 			r.Start(ctx)
 			return nil
-		}); err != nil {
-			return err
 		}
 	}
 	if c.Config.serves(configMaps) {
-		if err := native.AddPostStartHook(authenticationInfoHookName, publishAuthenticationInfo(c.Config.Options.Authentication)); err != nil {
-			return err
-		}
+		hooks[authenticationInfoHookName] = publishAuthenticationInfo(c.Config.Options.Authentication)
 	}
 	// Each API server keeps an identity Lease in kube-system, as
 	// kube-apiserver does, when Leases are served.
 	if c.Config.serves(identityLeaseResources...) && c.Config.Generic.SecureServing != nil {
 		o := c.Config.Options
 		address := c.Config.Generic.SecureServing.Listener.Addr().String()
-		if err := native.AddPostStartHook(identityHookName, identityLeaseHook(address, o.IdentityLeaseDuration, o.IdentityLeaseRenewInterval)); err != nil {
-			return err
-		}
-		if err := native.AddPostStartHook(identityGCHookName, identityLeaseGCHook(o.IdentityLeaseDuration)); err != nil {
-			return err
-		}
+		hooks[identityHookName] = identityLeaseHook(address, o.IdentityLeaseDuration, o.IdentityLeaseRenewInterval)
+		hooks[identityGCHookName] = identityLeaseGCHook(o.IdentityLeaseDuration)
 	}
 	if c.Config.serves(rbacPolicyResources...) {
-		if err := native.AddPostStartHook(bootstrappolicy.HookName, bootstrappolicy.NewHook(c.Config.Composition.Policy)); err != nil {
-			return err
-		}
+		hooks[bootstrappolicy.HookName] = bootstrappolicy.NewHook(c.Config.Composition.Policy)
 	}
 	for name, hook := range c.Config.Composition.PostStartHooks {
-		if err := native.AddPostStartHook(name, hook); err != nil {
+		if _, ok := hooks[name]; ok {
+			return fmt.Errorf("post-start hook %q: the server has one of that name", name)
+		}
+		hooks[name] = hook
+	}
+	for name, hook := range hooks {
+		if err := native.AddPostStartHook(name, stoppingIsNoFailure(name, hook)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// stoppingIsNoFailure returns hook, except that an error it returns once
+// the server is stopping is logged instead: k8s.io/apiserver ends the
+// process (klog.Fatalf) when a post-start hook fails, and a hook cut
+// short by a stop (a retry loop whose context ends) has not failed. A
+// test server or a library user that stops a server before its hooks are
+// done would otherwise lose its whole process.
+func stoppingIsNoFailure(name string, hook genericapiserver.PostStartHookFunc) genericapiserver.PostStartHookFunc {
+	return func(ctx genericapiserver.PostStartHookContext) error {
+		err := hook(ctx)
+		if err != nil && ctx.Err() != nil {
+			klog.V(2).InfoS("Post-start hook stopped with the server", "hook", name, "err", err)
+			return nil
+		}
+		return err
+	}
 }
 
 // PreparedServer is a Server after PrepareRun; only it can Run.
