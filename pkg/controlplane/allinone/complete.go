@@ -83,9 +83,19 @@ func completeAPIServer(ctx context.Context, rb *rollback, o Options, d *dataDirP
 		return completed, false, err
 	}
 	// The etcd health checks are added by Start, with clients that it
-	// closes (addEtcdChecks), instead of by the etcd options.
-	etcdHealth = !ao.Etcd.SkipHealthEndpoints
-	ao.Etcd.SkipHealthEndpoints = true
+	// closes (addEtcdChecks), instead of by the etcd options. But the etcd
+	// options add the KMS providers' health checks with them, and nothing
+	// else can: with a KMS provider in the encryption config (an operator
+	// may add one to pki/encryption-config.yaml), the options add both,
+	// and a failed start may leave their etcd clients redialling.
+	kms, err := usesKMS(ao.Etcd.EncryptionProviderConfigFilepath)
+	if err != nil {
+		return completed, false, err
+	}
+	if !kms {
+		etcdHealth = !ao.Etcd.SkipHealthEndpoints
+		ao.Etcd.SkipHealthEndpoints = true
+	}
 	if completed, err = ao.Complete(); err != nil {
 		return completed, false, err
 	}

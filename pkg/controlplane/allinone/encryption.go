@@ -229,6 +229,30 @@ func secretsKeys(path string) (map[string]value.Transformer, error) {
 	return keys, nil
 }
 
+// usesKMS reports whether the encryption configuration at path (none if
+// empty) has a KMS provider.
+func usesKMS(path string) (bool, error) {
+	if path == "" {
+		return false, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("encryption config: %w", err)
+	}
+	var config apiserverv1.EncryptionConfiguration
+	if err := yaml.Unmarshal(data, &config); err != nil {
+		return false, fmt.Errorf("encryption config %s: %w", path, err)
+	}
+	for _, r := range config.Resources {
+		for _, p := range r.Providers {
+			if p.KMS != nil {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
 // addKeys adds to to a transformer made by newTransformer for each of keys.
 func addKeys(to map[string]value.Transformer, provider string, keys []apiserverv1.Key, newTransformer func([]byte) (value.Transformer, error)) error {
 	for _, k := range keys {
