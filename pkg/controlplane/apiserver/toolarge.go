@@ -23,11 +23,16 @@ import (
 // default, which gcp etcd and gcp start keep.
 const tooLargeMessage = "the object is larger than etcd stores in one request (1.5 MiB with etcd's default --max-request-bytes): make it smaller"
 
-// withObjectSizeErrors wraps g so that its storage answers 413 when etcd
-// refuses an object for its size. etcd refuses such a request whole, so
-// nothing is stored; k8s.io/apiserver would pass etcd's error on as a 500.
+// withObjectSizeErrors wraps g with the storage-side corrections of
+// k8s.io/apiserver's answers to client input: its storage answers 413 when
+// etcd refuses an object for its size and 507 when etcd is out of space
+// (objectSizeStorage), and 400 for a resourceVersion in a body that is not
+// a number (bodyResourceVersionStorage). docs/architecture.md's
+// "Workarounds for upstream" lists them with their tests.
 func withObjectSizeErrors(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
-	return WrapStorage(g, func(s storage.Interface, _ factory.DestroyFunc) storage.Interface { return objectSizeStorage{s} })
+	return WrapStorage(g, func(s storage.Interface, _ factory.DestroyFunc) storage.Interface {
+		return objectSizeStorage{bodyResourceVersionStorage{s}}
+	})
 }
 
 // WrapStorage returns a RESTOptionsGetter like g whose storage decorator
@@ -63,7 +68,12 @@ func (g storageWrapper) GetRESTOptions(resource schema.GroupResource, example ru
 }
 
 // objectSizeStorage turns etcd's "too large" into 413, and its NOSPACE
-// into 507, on writes.
+// into 507, on writes. etcd refuses such a request whole, so nothing is
+// stored; k8s.io/apiserver's etcd3 store (pkg/storage/etcd3/store.go,
+// Create and GuaranteedUpdate) passes etcd's error on and the handler
+// answers 500 (kubernetes#112152, open; kubernetes#74600 closed without a
+// fix). test/integration TestObjectTooLargeForEtcd and
+// TestNoSpaceIs507Everywhere hold it.
 type objectSizeStorage struct{ storage.Interface }
 
 func (s objectSizeStorage) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {

@@ -61,7 +61,7 @@ func (r Resource[T, L]) NewStore(optsGetter generic.RESTOptionsGetter) (*generic
 		TableConvertor:            table,
 	}
 	options := &generic.StoreOptions{
-		RESTOptions: checkedOptions{optsGetter},
+		RESTOptions: optsGetter,
 		AttrFunc:    Matcher(fieldsOf)(nil, nil).GetAttrs,
 	}
 	if err := store.CompleteWithOptions(options); err != nil {
