@@ -13,23 +13,30 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 )
 
-// patchInputErrors are the starts of the messages k8s.io/apiserver answers
-// 500 with when a PATCH body cannot be applied to the object, although the
-// fault is the client's: a server-side apply patch with a field of the
-// wrong type or one the schema does not declare, and a strategic merge
-// patch with an unknown $patch directive or a directive of the wrong type.
-var patchInputErrors = []string{
-	"failed to create typed patch object",
-	"unknown patch type",
-	"expected a ",
-	"invalid type for ",
-	"unable to find api field",
+// patchInputError is the start of a message k8s.io/apiserver answers 500
+// with when a PATCH body cannot be applied to the object, although the
+// fault is the client's, and where upstream makes it.
+type patchInputError struct {
+	prefix, upstream string
 }
 
-// withPatchInputErrors answers 400 instead of 500 for a PATCH whose body
-// could not be applied for one of patchInputErrors, with the same message
-// (which names the field). Other 500s, and every other request, pass as
-// they are.
+// patchInputErrors are the messages withPatchInputErrors answers 400 for.
+// The handler (pkg/endpoints/handlers/patch.go, v0.37.2) passes them on
+// as they are: applyPatcher.applyPatchToCurrentObject returns the field
+// manager's error, and applyPatchToObject's interpretStrategicMergePatchError
+// makes a 400 of only five of mergepatch's sentinel errors. No issue is open
+// upstream for the strategic merge patch messages.
+// TestPatchInputErrorTable and test/integration TestPatchInputIsAClientError
+// hold them.
+var patchInputErrors = []patchInputError{
+	{"failed to create typed patch object", "server-side apply with a field of the wrong type or one the schema does not declare: " +
+		"k8s.io/apimachinery util/managedfields/internal structuredMergeManager.Apply (kubernetes#139253, kubernetes#122480)"},
+	{"unknown patch type", "strategic merge patch with an unknown $patch directive: k8s.io/apimachinery util/mergepatch.ErrBadPatchType"},
+	{"expected a ", "strategic merge patch with a directive of the wrong type: util/mergepatch.ErrBadArgType and ErrBadArgKind"},
+	{"invalid type for ", "strategic merge patch with a value of the wrong type: util/strategicpatch.InvalidTypeError"},
+	{"unable to find api field", "strategic merge patch naming a field the type does not have: util/strategicpatch.FieldNotFoundError"},
+}
+
 func withPatchInputErrors(next http.Handler, codecs serializer.CodecFactory) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPatch {
@@ -52,8 +59,8 @@ func withPatchInputErrors(next http.Handler, codecs serializer.CodecFactory) htt
 }
 
 func isPatchInputError(msg string) bool {
-	for _, prefix := range patchInputErrors {
-		if strings.HasPrefix(msg, prefix) || strings.HasPrefix(msg, "Internal error occurred: "+prefix) {
+	for _, e := range patchInputErrors {
+		if strings.HasPrefix(msg, e.prefix) || strings.HasPrefix(msg, "Internal error occurred: "+e.prefix) {
 			return true
 		}
 	}
