@@ -77,15 +77,6 @@ func MainStrategy(typer runtime.ObjectTyper) *typed.Strategy[*v1.Widget] {
 // update keeps the spec (so the generation stays), and server-side apply
 // resets it.
 func StatusStrategy(main *typed.Strategy[*v1.Widget]) *typed.Strategy[*v1.Widget] {
-	status := *main
-	status.PrepareUpdateFn = func(_ context.Context, w, old *v1.Widget) {
-		w.Spec = old.Spec
-	}
-	status.ValidateUpdateFn = func(_ context.Context, w, old *v1.Widget) field.ErrorList {
-		return ValidateStatusUpdate(w, old)
-	}
-	status.ResetFields = map[fieldpath.APIVersion]*fieldpath.Set{
-		fieldpath.APIVersion(v1.SchemeGroupVersion.String()): fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
-	}
-	return &status
+	return typed.StatusStrategy(main, fieldpath.APIVersion(v1.SchemeGroupVersion.String()), typed.StatusTakesMetadata,
+		func(w, old *v1.Widget) { w.Spec = old.Spec }, ValidateStatusUpdate)
 }

@@ -77,19 +77,9 @@ func Strategy(typer runtime.ObjectTyper, authz paramauthz.Checker) *typed.Strate
 // StatusStrategy is the strategy of validatingadmissionpolicies/status:
 // only the status changes, and it must be well-formed.
 func StatusStrategy(main *typed.Strategy[*admissionregistrationv1.ValidatingAdmissionPolicy]) *typed.Strategy[*admissionregistrationv1.ValidatingAdmissionPolicy] {
-	s := *main
-	s.PrepareUpdateFn = func(_ context.Context, p, old *admissionregistrationv1.ValidatingAdmissionPolicy) {
-		p.Spec = old.Spec
-		metav1.ResetObjectMetaForStatus(&p.ObjectMeta, &old.ObjectMeta)
-	}
-	s.ValidateUpdateFn = func(_ context.Context, p, old *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
-		return validation.ValidateValidatingAdmissionPolicyStatusUpdate(p, old)
-	}
-	s.WarnUpdate = nil
-	s.ResetFields = map[fieldpath.APIVersion]*fieldpath.Set{
-		"admissionregistration.k8s.io/v1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec"), fieldpath.MakePathOrDie("metadata")),
-	}
-	return &s
+	return typed.StatusStrategy(main, "admissionregistration.k8s.io/v1", typed.StatusResetsMetadata,
+		func(p, old *admissionregistrationv1.ValidatingAdmissionPolicy) { p.Spec = old.Spec },
+		validation.ValidateValidatingAdmissionPolicyStatusUpdate)
 }
 
 // NewStorage returns the storage of validatingadmissionpolicies and

@@ -65,18 +65,9 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter)
 		return nil, err
 	}
 
-	statusStrategy := *strategy
-	statusStrategy.PrepareUpdateFn = func(_ context.Context, sv, old *apiserverinternalv1alpha1.StorageVersion) {
-		sv.Spec = old.Spec
-		metav1.ResetObjectMetaForStatus(&sv.ObjectMeta, &old.ObjectMeta)
-	}
-	statusStrategy.ValidateUpdateFn = func(_ context.Context, sv, old *apiserverinternalv1alpha1.StorageVersion) field.ErrorList {
-		return ValidateStatusUpdate(sv, old)
-	}
-	statusStrategy.ResetFields = map[fieldpath.APIVersion]*fieldpath.Set{
-		apiVersion: fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec")),
-	}
-	return &Storage{StorageVersion: store, Status: typed.NewSubresource(store, &statusStrategy)}, nil
+	status := typed.StatusStrategy(strategy, apiVersion, typed.StatusResetsMetadata,
+		func(sv, old *apiserverinternalv1alpha1.StorageVersion) { sv.Spec = old.Spec }, ValidateStatusUpdate)
+	return &Storage{StorageVersion: store, Status: typed.NewSubresource(store, status)}, nil
 }
 
 // TableConvertor prints NAME COMMONENCODINGVERSION STORAGEVERSIONS AGE, as

@@ -104,14 +104,8 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter)
 		return ok && len(ns.Spec.Finalizers) == 0 && genericregistry.ShouldDeleteDuringUpdate(ctx, key, obj, existing)
 	}
 
-	statusStrategy := *main.Strategy
-	statusStrategy.PrepareUpdateFn = func(_ context.Context, ns, old *corev1.Namespace) { ns.Spec = old.Spec }
-	statusStrategy.ValidateUpdateFn = func(_ context.Context, ns, old *corev1.Namespace) field.ErrorList {
-		return ValidateStatusUpdate(ns, old)
-	}
-	statusStrategy.ResetFields = map[fieldpath.APIVersion]*fieldpath.Set{
-		"v1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
-	}
+	status := typed.StatusStrategy(main.Strategy, "v1", typed.StatusTakesMetadata,
+		func(ns, old *corev1.Namespace) { ns.Spec = old.Spec }, ValidateStatusUpdate)
 
 	finalizeStrategy := *main.Strategy
 	finalizeStrategy.PrepareUpdateFn = func(_ context.Context, ns, old *corev1.Namespace) { ns.Status = old.Status }
@@ -124,7 +118,7 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter)
 
 	return &Storage{
 		Namespace: &REST{store},
-		Status:    typed.NewSubresource(store, &statusStrategy),
+		Status:    typed.NewSubresource(store, status),
 		Finalize:  typed.NewUpdateOnly(store, &finalizeStrategy),
 	}, nil
 }

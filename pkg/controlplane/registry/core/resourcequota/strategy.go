@@ -61,17 +61,10 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter)
 	}
 	store.ReturnDeletedObject = true
 
-	statusStrategy := *strategy
-	statusStrategy.PrepareUpdateFn = func(_ context.Context, q, old *corev1.ResourceQuota) { q.Spec = old.Spec }
-	statusStrategy.ValidateUpdateFn = func(_ context.Context, q, old *corev1.ResourceQuota) field.ErrorList {
-		return ValidateStatusUpdate(q, old)
-	}
-	statusStrategy.ResetFields = map[fieldpath.APIVersion]*fieldpath.Set{
-		"v1": fieldpath.NewSet(fieldpath.MakePathOrDie("spec")),
-	}
-
+	status := typed.StatusStrategy(strategy, "v1", typed.StatusTakesMetadata,
+		func(q, old *corev1.ResourceQuota) { q.Spec = old.Spec }, ValidateStatusUpdate)
 	return &Storage{
 		ResourceQuota: typed.WithShortNames(store, "quota"),
-		Status:        typed.NewSubresource(store, &statusStrategy),
+		Status:        typed.NewSubresource(store, status),
 	}, nil
 }

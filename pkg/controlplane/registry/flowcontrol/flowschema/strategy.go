@@ -61,19 +61,7 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter)
 		return nil, err
 	}
 
-	status := *strategy
-	status.PrepareUpdateFn = func(_ context.Context, fs, old *flowcontrolv1.FlowSchema) {
-		// managedFields record the status writer; keep them.
-		managedFields := fs.ManagedFields
-		fs.ObjectMeta = old.ObjectMeta
-		fs.ManagedFields = managedFields
-		fs.Spec = old.Spec
-	}
-	status.ValidateUpdateFn = func(_ context.Context, fs, old *flowcontrolv1.FlowSchema) field.ErrorList {
-		return validation.ValidateFlowSchemaStatusUpdate(fs, old)
-	}
-	status.ResetFields = map[fieldpath.APIVersion]*fieldpath.Set{
-		"flowcontrol.apiserver.k8s.io/v1": fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec")),
-	}
-	return &Storage{FlowSchema: store, Status: typed.NewSubresource(store, &status)}, nil
+	status := typed.StatusStrategy(strategy, "flowcontrol.apiserver.k8s.io/v1", typed.StatusKeepsMetadata,
+		func(fs, old *flowcontrolv1.FlowSchema) { fs.Spec = old.Spec }, validation.ValidateFlowSchemaStatusUpdate)
+	return &Storage{FlowSchema: store, Status: typed.NewSubresource(store, status)}, nil
 }

@@ -64,19 +64,8 @@ func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter)
 		return nil, err
 	}
 
-	status := *strategy
-	status.PrepareUpdateFn = func(_ context.Context, pl, old *flowcontrolv1.PriorityLevelConfiguration) {
-		// managedFields record the status writer; keep them.
-		managedFields := pl.ManagedFields
-		pl.ObjectMeta = old.ObjectMeta
-		pl.ManagedFields = managedFields
-		pl.Spec = old.Spec
-	}
-	status.ValidateUpdateFn = func(_ context.Context, pl, old *flowcontrolv1.PriorityLevelConfiguration) field.ErrorList {
-		return validation.ValidatePriorityLevelConfigurationStatusUpdate(pl, old)
-	}
-	status.ResetFields = map[fieldpath.APIVersion]*fieldpath.Set{
-		"flowcontrol.apiserver.k8s.io/v1": fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec")),
-	}
-	return &Storage{PriorityLevelConfiguration: store, Status: typed.NewSubresource(store, &status)}, nil
+	status := typed.StatusStrategy(strategy, "flowcontrol.apiserver.k8s.io/v1", typed.StatusKeepsMetadata,
+		func(pl, old *flowcontrolv1.PriorityLevelConfiguration) { pl.Spec = old.Spec },
+		validation.ValidatePriorityLevelConfigurationStatusUpdate)
+	return &Storage{PriorityLevelConfiguration: store, Status: typed.NewSubresource(store, status)}, nil
 }
