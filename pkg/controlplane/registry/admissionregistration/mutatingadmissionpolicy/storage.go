@@ -31,20 +31,15 @@ func Strategy(typer runtime.ObjectTyper, authz paramauthz.Checker) *typed.Strate
 		ValidateCreate: func(ctx context.Context, p *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorList {
 			errs := validation.ValidateMutatingAdmissionPolicy(p)
 			errs = append(errs, validation.ValidateStaticSuffix(p.Name, field.NewPath("metadata", "name"))...)
-			if len(errs) == 0 && p.Spec.ParamKind != nil {
-				if err := authz.Policy(ctx, p.Spec.ParamKind); err != nil {
-					errs = append(errs, field.Forbidden(field.NewPath("spec", "paramKind"), err.Error()))
-				}
+			if len(errs) == 0 {
+				errs = authz.PolicyWrite(ctx, p.Spec.ParamKind, nil)
 			}
 			return errs
 		},
 		ValidateUpdateFn: func(ctx context.Context, p, old *admissionregistrationv1.MutatingAdmissionPolicy) field.ErrorList {
 			errs := validation.ValidateMutatingAdmissionPolicyUpdate(p, old)
-			changed := p.Spec.ParamKind != nil && (old.Spec.ParamKind == nil || *old.Spec.ParamKind != *p.Spec.ParamKind)
-			if len(errs) == 0 && changed {
-				if err := authz.Policy(ctx, p.Spec.ParamKind); err != nil {
-					errs = append(errs, field.Forbidden(field.NewPath("spec", "paramKind"), err.Error()))
-				}
+			if len(errs) == 0 {
+				errs = authz.PolicyWrite(ctx, p.Spec.ParamKind, old.Spec.ParamKind)
 			}
 			return errs
 		},

@@ -10,9 +10,11 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
@@ -154,4 +156,33 @@ func (c Checker) Binding(ctx context.Context, policyName string, ref *admissionr
 		return fmt.Errorf(`unable to resolve paramKind %v to determine minimum required permissions and user %v does not have "%v" permission for all groups, versions and resources`, paramKind, user, verb)
 	}
 	return fmt.Errorf(`user %v does not have "%v" permission on the object referenced by paramRef`, user, verb)
+}
+
+// PolicyWrite authorizes the write of a policy whose paramKind is
+// paramKind and was old (nil on create): as upstream, a paramKind that is
+// set on create or changed on update needs Policy; an error is a Forbidden
+// at spec.paramKind. Call it only for a policy that validated.
+func (c Checker) PolicyWrite(ctx context.Context, paramKind, old *admissionregistrationv1.ParamKind) field.ErrorList {
+	if paramKind == nil || old != nil && *old == *paramKind {
+		return nil
+	}
+	if err := c.Policy(ctx, paramKind); err != nil {
+		return field.ErrorList{field.Forbidden(field.NewPath("spec", "paramKind"), err.Error())}
+	}
+	return nil
+}
+
+// BindingWrite authorizes the write of a binding of policy with paramRef
+// ref, which was a binding of oldPolicy with oldRef (nil on create): as
+// upstream, every create needs Binding, and an update unless it keeps both
+// a paramRef and the policy; an error is a Forbidden at spec.paramRef.
+// Call it only for a binding that validated.
+func (c Checker) BindingWrite(ctx context.Context, policy string, ref *admissionregistrationv1.ParamRef, oldPolicy string, oldRef *admissionregistrationv1.ParamRef, policyParamKind PolicyParamKind) field.ErrorList {
+	if oldRef != nil && apiequality.Semantic.DeepEqual(ref, oldRef) && policy == oldPolicy {
+		return nil
+	}
+	if err := c.Binding(ctx, policy, ref, policyParamKind); err != nil {
+		return field.ErrorList{field.Forbidden(field.NewPath("spec", "paramRef"), err.Error())}
+	}
+	return nil
 }

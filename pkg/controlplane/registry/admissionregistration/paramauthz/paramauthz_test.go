@@ -98,3 +98,46 @@ func TestBinding(t *testing.T) {
 		t.Errorf("other object: %v", err)
 	}
 }
+
+// TestWrites: a policy's paramKind is authorized when set on create or
+// changed on update, a binding's paramRef on every create and on an update
+// that changes the paramRef or the policy; a refusal is a Forbidden at the
+// field the writer set.
+func TestWrites(t *testing.T) {
+	configMaps := &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}
+	secrets := &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "Secret"}
+	kindOf := func(context.Context, string) (*admissionregistrationv1.ParamKind, error) { return configMaps, nil }
+	ref := &admissionregistrationv1.ParamRef{Name: "p", Namespace: "ns"}
+	c, r := checker(func(authorizer.Attributes) bool { return false })
+	bob := userCtx("bob")
+	for _, w := range []struct {
+		name  string
+		errs  func() int
+		asked bool
+	}{
+		{"policy create without paramKind", func() int { return len(c.PolicyWrite(bob, nil, nil)) }, false},
+		{"policy create", func() int { return len(c.PolicyWrite(bob, configMaps, nil)) }, true},
+		{"policy update keeping paramKind", func() int {
+			return len(c.PolicyWrite(bob, configMaps, &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}))
+		}, false},
+		{"policy update changing paramKind", func() int { return len(c.PolicyWrite(bob, configMaps, secrets)) }, true},
+		{"binding create", func() int { return len(c.BindingWrite(bob, "policy", ref, "", nil, kindOf)) }, true},
+		{"binding update keeping both", func() int { return len(c.BindingWrite(bob, "policy", ref, "policy", ref.DeepCopy(), kindOf)) }, false},
+		{"binding update changing policy", func() int { return len(c.BindingWrite(bob, "other", ref, "policy", ref.DeepCopy(), kindOf)) }, true},
+		{"binding update adding a paramRef", func() int { return len(c.BindingWrite(bob, "policy", ref, "policy", nil, kindOf)) }, true},
+	} {
+		before := len(r.asked)
+		n := w.errs()
+		if asked := len(r.asked) > before; asked != w.asked || (n == 1) != w.asked {
+			t.Errorf("%s: asked %v, %d errors; want asked %v", w.name, asked, n, w.asked)
+		}
+	}
+	errs := c.BindingWrite(bob, "policy", ref, "", nil, kindOf)
+	if len(errs) != 1 || errs[0].Field != "spec.paramRef" || errs[0].Type != "FieldValueForbidden" {
+		t.Errorf("binding refusal: %v", errs)
+	}
+	errs = c.PolicyWrite(bob, configMaps, nil)
+	if len(errs) != 1 || errs[0].Field != "spec.paramKind" || errs[0].Type != "FieldValueForbidden" {
+		t.Errorf("policy refusal: %v", errs)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"context"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -23,25 +22,10 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/typed"
 )
 
-// paramRefPath is where an authorization failure is reported.
-var paramRefPath = field.NewPath("spec", "paramRef")
-
-// sameRef reports whether an update keeps the paramRef and policy of the
-// old binding, which then need no new authorization.
-func sameRef(ref, oldRef *admissionregistrationv1.ParamRef, policy, oldPolicy string) bool {
-	return oldRef != nil && apiequality.Semantic.DeepEqual(ref, oldRef) && policy == oldPolicy
-}
-
 // ValidatingStrategy is the strategy of validatingadmissionpolicybindings:
 // generation 1 on create, bumped when the spec changes. policyParamKind
 // reads the bound policy's paramKind for the authorization of paramRefs.
 func ValidatingStrategy(typer runtime.ObjectTyper, authz paramauthz.Checker, policyParamKind paramauthz.PolicyParamKind) *typed.Strategy[*admissionregistrationv1.ValidatingAdmissionPolicyBinding] {
-	authorize := func(ctx context.Context, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
-		if err := authz.Binding(ctx, b.Spec.PolicyName, b.Spec.ParamRef, policyParamKind); err != nil {
-			return field.ErrorList{field.Forbidden(paramRefPath, err.Error())}
-		}
-		return nil
-	}
 	return &typed.Strategy[*admissionregistrationv1.ValidatingAdmissionPolicyBinding]{
 		Spec:          func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) any { return b.Spec },
 		ObjectTyper:   typer,
@@ -50,14 +34,14 @@ func ValidatingStrategy(typer runtime.ObjectTyper, authz paramauthz.Checker, pol
 			errs := validation.ValidateValidatingAdmissionPolicyBinding(b)
 			errs = append(errs, validation.ValidateStaticSuffix(b.Name, field.NewPath("metadata", "name"))...)
 			if len(errs) == 0 {
-				errs = authorize(ctx, b)
+				errs = authz.BindingWrite(ctx, b.Spec.PolicyName, b.Spec.ParamRef, "", nil, policyParamKind)
 			}
 			return errs
 		},
 		ValidateUpdateFn: func(ctx context.Context, b, old *admissionregistrationv1.ValidatingAdmissionPolicyBinding) field.ErrorList {
 			errs := validation.ValidateValidatingAdmissionPolicyBinding(b)
-			if len(errs) == 0 && !sameRef(b.Spec.ParamRef, old.Spec.ParamRef, b.Spec.PolicyName, old.Spec.PolicyName) {
-				errs = authorize(ctx, b)
+			if len(errs) == 0 {
+				errs = authz.BindingWrite(ctx, b.Spec.PolicyName, b.Spec.ParamRef, old.Spec.PolicyName, old.Spec.ParamRef, policyParamKind)
 			}
 			return errs
 		},
@@ -69,12 +53,6 @@ func ValidatingStrategy(typer runtime.ObjectTyper, authz paramauthz.Checker, pol
 
 // MutatingStrategy is ValidatingStrategy for mutatingadmissionpolicybindings.
 func MutatingStrategy(typer runtime.ObjectTyper, authz paramauthz.Checker, policyParamKind paramauthz.PolicyParamKind) *typed.Strategy[*admissionregistrationv1.MutatingAdmissionPolicyBinding] {
-	authorize := func(ctx context.Context, b *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
-		if err := authz.Binding(ctx, b.Spec.PolicyName, b.Spec.ParamRef, policyParamKind); err != nil {
-			return field.ErrorList{field.Forbidden(paramRefPath, err.Error())}
-		}
-		return nil
-	}
 	return &typed.Strategy[*admissionregistrationv1.MutatingAdmissionPolicyBinding]{
 		Spec:          func(b *admissionregistrationv1.MutatingAdmissionPolicyBinding) any { return b.Spec },
 		ObjectTyper:   typer,
@@ -83,14 +61,14 @@ func MutatingStrategy(typer runtime.ObjectTyper, authz paramauthz.Checker, polic
 			errs := validation.ValidateMutatingAdmissionPolicyBinding(b)
 			errs = append(errs, validation.ValidateStaticSuffix(b.Name, field.NewPath("metadata", "name"))...)
 			if len(errs) == 0 {
-				errs = authorize(ctx, b)
+				errs = authz.BindingWrite(ctx, b.Spec.PolicyName, b.Spec.ParamRef, "", nil, policyParamKind)
 			}
 			return errs
 		},
 		ValidateUpdateFn: func(ctx context.Context, b, old *admissionregistrationv1.MutatingAdmissionPolicyBinding) field.ErrorList {
 			errs := validation.ValidateMutatingAdmissionPolicyBinding(b)
-			if len(errs) == 0 && !sameRef(b.Spec.ParamRef, old.Spec.ParamRef, b.Spec.PolicyName, old.Spec.PolicyName) {
-				errs = authorize(ctx, b)
+			if len(errs) == 0 {
+				errs = authz.BindingWrite(ctx, b.Spec.PolicyName, b.Spec.ParamRef, old.Spec.PolicyName, old.Spec.ParamRef, policyParamKind)
 			}
 			return errs
 		},
