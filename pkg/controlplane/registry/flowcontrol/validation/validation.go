@@ -293,16 +293,26 @@ func ValidateNonResourceURLPath(path string, fldPath *field.Path) *field.Error {
 // ValidateFlowSchemaStatus requires each condition to have a type, at most
 // once.
 func ValidateFlowSchemaStatus(status *flowcontrolv1.FlowSchemaStatus, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	seen := sets.New[flowcontrolv1.FlowSchemaConditionType]()
+	types := make([]flowcontrolv1.FlowSchemaConditionType, len(status.Conditions))
 	for i, c := range status.Conditions {
-		path := fldPath.Child("conditions").Index(i)
-		if seen.Has(c.Type) {
-			errs = append(errs, field.Duplicate(path.Child("type"), c.Type))
+		types[i] = c.Type
+	}
+	return validateConditionTypes(types, fldPath.Child("conditions"))
+}
+
+// validateConditionTypes requires each of a status's condition types
+// (the ith at conditions[i].type) to be set, and no two the same.
+func validateConditionTypes[T ~string](types []T, conditions *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[T]()
+	for i, t := range types {
+		path := conditions.Index(i).Child("type")
+		if seen.Has(t) {
+			errs = append(errs, field.Duplicate(path, t))
 		}
-		seen.Insert(c.Type)
-		if c.Type == "" {
-			errs = append(errs, field.Required(path.Child("type"), ""))
+		seen.Insert(t)
+		if t == "" {
+			errs = append(errs, field.Required(path, ""))
 		}
 	}
 	return errs
@@ -464,17 +474,9 @@ func validateQueuing(q *flowcontrolv1.QueuingConfiguration, fldPath *field.Path)
 // ValidatePriorityLevelConfigurationStatus requires each condition to have
 // a type, at most once.
 func ValidatePriorityLevelConfigurationStatus(status *flowcontrolv1.PriorityLevelConfigurationStatus, fldPath *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	seen := sets.New[flowcontrolv1.PriorityLevelConfigurationConditionType]()
+	types := make([]flowcontrolv1.PriorityLevelConfigurationConditionType, len(status.Conditions))
 	for i, c := range status.Conditions {
-		path := fldPath.Child("conditions").Index(i)
-		if seen.Has(c.Type) {
-			errs = append(errs, field.Duplicate(path.Child("type"), c.Type))
-		}
-		seen.Insert(c.Type)
-		if c.Type == "" {
-			errs = append(errs, field.Required(path.Child("type"), ""))
-		}
+		types[i] = c.Type
 	}
-	return errs
+	return validateConditionTypes(types, fldPath.Child("conditions"))
 }
