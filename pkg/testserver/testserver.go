@@ -54,7 +54,11 @@ type Options struct {
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// CRDPaths are YAML or JSON files, or directories of them (not
 	// recursive), holding CRDs (several documents per file are fine),
-	// installed like CRDs.
+	// installed like CRDs. A relative path is relative to the working
+	// directory, which `go test` sets to the directory of the package
+	// under test: "config/crd" in a test of ./controllers is
+	// ./controllers/config/crd, so a test in a subpackage writes
+	// "../config/crd" for a directory at the module root.
 	CRDPaths []string
 	// DataDir holds the PKI and etcd data; empty means a new temporary
 	// directory, removed by Stop.
