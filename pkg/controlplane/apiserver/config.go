@@ -130,13 +130,17 @@ func defaultResourceConfig(scheme *runtime.Scheme, groups []registry.APIGroup) *
 // installing the APIs: --runtime-config names only groups of the native,
 // CRD and APIService servers; --enable-admission-plugins only plugins the
 // composition supports; API Priority and Fairness has its API; every
-// served kind has an OpenAPI definition. It returns the merged OpenAPI
+// served kind has an OpenAPI definition and can be stored in its group's
+// storage media type. It returns the merged OpenAPI
 // definitions. NewConfig calls it first, before touching storage, so a
 // caller that builds the configuration before starting etcd (allinone)
 // fails with nothing started.
 func validateFor(o options.CompletedOptions, comp composition.Composition, scheme *runtime.Scheme) (common.GetOpenAPIDefinitions, error) {
 	definitions := comp.GetOpenAPIDefinitions()
 	if err := checkDefinitions(scheme, comp.APIGroups, definitions); err != nil {
+		return nil, err
+	}
+	if err := checkStorageMediaTypes(scheme, comp.APIGroups, o.Etcd.DefaultStorageMediaType); err != nil {
 		return nil, err
 	}
 	if errs := o.APIEnablement.Validate(scheme, apiextensionsapiserver.Scheme, aggregatorscheme.Scheme); len(errs) > 0 {
