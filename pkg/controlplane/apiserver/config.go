@@ -192,10 +192,11 @@ func checkReadByServer(groups []registry.APIGroup, defaults, resources *serverst
 }
 
 // checkDefinitions fails when a kind of groups has no OpenAPI definition,
-// which k8s.io/apiserver would report only when installing the APIs.
+// or one of its definitions refers to a name none has, which
+// k8s.io/apiserver would report only when installing the APIs.
 func checkDefinitions(scheme *runtime.Scheme, groups []registry.APIGroup, definitions common.GetOpenAPIDefinitions) error {
 	defined := definitions(func(path string) spec.Ref { return spec.MustCreateRef(path) })
-	var missing []string
+	var missing, served []string
 	for _, g := range groups {
 		for _, gv := range scheme.PrioritizedVersionsForGroup(g.GroupName()) {
 			for kind, t := range scheme.KnownTypes(gv) {
@@ -203,6 +204,7 @@ func checkDefinitions(scheme *runtime.Scheme, groups []registry.APIGroup, defini
 					continue // meta/v1 types every version carries
 				}
 				name := openapiutil.GetCanonicalTypeName(reflect.New(t).Interface())
+				served = append(served, name)
 				if _, ok := defined[name]; !ok {
 					missing = append(missing, fmt.Sprintf("%s (%s)", gv.WithKind(kind), name))
 				}
@@ -213,7 +215,7 @@ func checkDefinitions(scheme *runtime.Scheme, groups []registry.APIGroup, defini
 		slices.Sort(missing)
 		return fmt.Errorf("no OpenAPI definition for %s: add the group's generated definitions to its layer (Layer.OpenAPIDefinitions)", strings.Join(missing, ", "))
 	}
-	return nil
+	return checkDependencies(defined, served)
 }
 
 // NewConfig builds the configuration of every server from options and the

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/kube-openapi/pkg/common"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/openapi"
@@ -57,5 +59,45 @@ func TestCheckDefinitions(t *testing.T) {
 	comp := composition.Composition{APIGroups: groups[:1]}
 	if err := checkDefinitions(scheme, groups[:1], comp.GetOpenAPIDefinitions()); err != nil {
 		t.Fatalf("core group: %v", err)
+	}
+}
+
+// TestCheckDefinitionsDependencies: a definition referring to a type by Go
+// path, as openapi-gen writes it when the type's package is not among its
+// inputs, is an error before anything starts that names the missing
+// definition, who refers to it and the package to add to openapi-gen's
+// inputs, rather than kube-openapi's advice to add +k8s:openapi-gen=true
+// once etcd runs.
+func TestCheckDefinitionsDependencies(t *testing.T) {
+	const gadget = "github.com/gcp-project/gcp/pkg/controlplane/apiserver.gadget"
+	const objectMeta = "k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta"
+	generated := func(metaName string) common.GetOpenAPIDefinitions {
+		return func(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
+			return map[string]common.OpenAPIDefinition{gadget: {
+				Schema: spec.Schema{SchemaProps: spec.SchemaProps{
+					Type:       []string{"object"},
+					Properties: map[string]spec.Schema{"metadata": {SchemaProps: spec.SchemaProps{Ref: ref(metaName)}}},
+				}},
+				Dependencies: []string{metaName},
+			}}
+		}
+	}
+	groups := []registry.APIGroup{core.APIGroup{}, gadgetGroup{}}
+	scheme, err := NewScheme(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	comp := composition.Composition{APIGroups: groups, OpenAPIDefinitions: []common.GetOpenAPIDefinitions{generated(objectMeta)}}
+	err = checkDefinitions(scheme, groups, comp.GetOpenAPIDefinitions())
+	for _, want := range []string{objectMeta + " (referred to by " + gadget + ")", "pass k8s.io/apimachinery/pkg/apis/meta/v1 to openapi-gen"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want an error with %q", err, want)
+		}
+	}
+
+	comp.OpenAPIDefinitions = []common.GetOpenAPIDefinitions{generated("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")}
+	if err := checkDefinitions(scheme, groups, comp.GetOpenAPIDefinitions()); err != nil {
+		t.Errorf("with the canonical name: %v", err)
 	}
 }

@@ -1,0 +1,77 @@
+package apiserver
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/kube-openapi/pkg/common"
+)
+
+// checkDependencies fails when a definition reachable from roots (the
+// served kinds' names) refers to a name that no definition has, which
+// kube-openapi's builder would report only while the server installs its
+// APIs, after etcd has started, with advice that is wrong for this case
+// ("add +k8s:openapi-gen=true"). The usual cause is a package missing
+// from openapi-gen's inputs: openapi-gen names a type of another package
+// canonically (io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta) only when
+// it reads that package, and by Go path otherwise
+// (k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta), a name nothing
+// defines. The error names each missing definition, who refers to it,
+// and the package to add.
+func checkDependencies(defined map[string]common.OpenAPIDefinition, roots []string) error {
+	missing := map[string][]string{} // missing name -> names referring to it
+	seen := map[string]bool{}
+	queue := slices.Clone(roots)
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		def, ok := defined[name]
+		if !ok {
+			continue // a root without a definition is checkDefinitions' to report
+		}
+		for _, dep := range def.Dependencies {
+			if _, ok := defined[dep]; !ok {
+				missing[dep] = append(missing[dep], name)
+				continue
+			}
+			queue = append(queue, dep)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var problems []string
+	packages := map[string]bool{}
+	for _, dep := range slices.Sorted(maps.Keys(missing)) {
+		referrers := slices.Compact(slices.Sorted(slices.Values(missing[dep])))
+		problems = append(problems, fmt.Sprintf("%s (referred to by %s)", dep, strings.Join(referrers, ", ")))
+		if pkg, ok := goPackage(dep); ok {
+			packages[pkg] = true
+		}
+	}
+	advice := "add the missing definitions to a layer's OpenAPIDefinitions"
+	if len(packages) > 0 {
+		pkgs := slices.Sorted(maps.Keys(packages))
+		advice = fmt.Sprintf("these are Go paths, which openapi-gen writes for a type whose package it did not read: pass %s to openapi-gen as input packages (with --readonly-pkg), as well as your own, and generate again",
+			strings.Join(pkgs, " and "))
+	}
+	return fmt.Errorf("OpenAPI definitions refer to %s, which no definition has: %s", strings.Join(problems, ", "), advice)
+}
+
+// goPackage returns the Go package of a definition named by Go path
+// (k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta), rather than by a
+// canonical model name (io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta).
+func goPackage(name string) (string, bool) {
+	slash := strings.LastIndex(name, "/")
+	dot := strings.LastIndex(name, ".")
+	if slash < 0 || dot < slash {
+		return "", false
+	}
+	return name[:dot], true
+}
