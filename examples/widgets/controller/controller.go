@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
@@ -51,6 +52,8 @@ func Descriptor() controllers.Descriptor {
 		Name:           Name,
 		ServiceAccount: ServiceAccount,
 		Rules:          Rules(),
+		// Not started when --runtime-config turns the group off.
+		Requires: []schema.GroupVersionResource{widgets},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
 			config, err := c.ClientBuilder.Config(ServiceAccount)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"context"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/controller-manager/app"
@@ -85,6 +86,13 @@ type Descriptor struct {
 	// reconciled with the bootstrap policy while the controller's layer is
 	// in the stack. Controllers sharing an account get the union.
 	Rules []rbacv1.PolicyRule
+	// Requires are the resources the controller cannot work without. The
+	// manager asks discovery once, before building the controllers, and
+	// leaves a controller out, saying so in one log line, when the API
+	// server does not serve one of them (its group turned off with
+	// --runtime-config, say), rather than have its informers fail to
+	// watch for ever.
+	Requires []schema.GroupVersionResource
 	// NewOptions, if set, makes the controller's own options with their
 	// defaults; the manager's Options add their flags, and the controller
 	// finds them in Context.Options.

@@ -287,7 +287,7 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 	}
 
 	var running []Controller
-	for _, d := range c.enabled() {
+	for _, d := range served(klog.FromContext(ctx), root.Discovery(), c.enabled()) {
 		own := cc
 		own.Options = c.ControllerOptions[d.Name]
 		ctrl, err := d.New(ctx, own)

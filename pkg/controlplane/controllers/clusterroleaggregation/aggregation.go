@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	rbacinformers "k8s.io/client-go/informers/rbac/v1"
@@ -58,6 +59,7 @@ func Descriptor() controllers.Descriptor {
 		Name:           Name,
 		ServiceAccount: ServiceAccount,
 		Rules:          Rules(),
+		Requires:       []schema.GroupVersionResource{rbacv1.SchemeGroupVersion.WithResource("clusterroles")},
 		Aliases:        []string{"clusterrole-aggregation"},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
 			client, err := c.ClientBuilder.Client(ServiceAccount)

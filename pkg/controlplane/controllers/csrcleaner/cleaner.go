@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -68,6 +69,7 @@ func Descriptor() controllers.Descriptor {
 		Name:           Name,
 		ServiceAccount: ServiceAccount,
 		Rules:          Rules(),
+		Requires:       []schema.GroupVersionResource{certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests")},
 		Aliases:        []string{"csrcleaner"},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
 			client, err := c.ClientBuilder.Client(ServiceAccount)

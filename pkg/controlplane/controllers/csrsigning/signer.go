@@ -25,6 +25,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -80,6 +81,7 @@ func Descriptor() controllers.Descriptor {
 		Name:           Name,
 		ServiceAccount: ServiceAccount,
 		Rules:          Rules(),
+		Requires:       []schema.GroupVersionResource{certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests")},
 		Aliases:        []string{"csrsigning"},
 		NewOptions:     func() controllers.ControllerOptions { return NewOptions() },
 		New: func(ctx context.Context, c controllers.Context) (controllers.Controller, error) {

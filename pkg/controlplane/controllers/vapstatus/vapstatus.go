@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	validatingpolicy "k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/cel/openapi/resolver"
 	admissionregistrationv1apply "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
@@ -58,6 +59,7 @@ func Descriptor() controllers.Descriptor {
 		Name:           Name,
 		ServiceAccount: ServiceAccount,
 		Rules:          Rules(),
+		Requires:       []schema.GroupVersionResource{admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies")},
 		New: func(_ context.Context, c controllers.Context) (controllers.Controller, error) {
 			name := ServiceAccount
 			client, err := c.ClientBuilder.Client(name)
