@@ -58,7 +58,7 @@ func checkDependencies(defined map[string]common.OpenAPIDefinition, roots []stri
 	advice := "add the missing definitions to a layer's OpenAPIDefinitions"
 	if len(packages) > 0 {
 		pkgs := slices.Sorted(maps.Keys(packages))
-		advice = fmt.Sprintf("these are Go paths, which openapi-gen writes for a type whose package it did not read: pass %s to openapi-gen as input packages (with --readonly-pkg), as well as your own, and generate again",
+		advice = fmt.Sprintf("these are Go paths, which openapi-gen writes for a type whose package it did not read: pass %s to openapi-gen as an input too, with --readonly-pkg, and generate again",
 			strings.Join(pkgs, " and "))
 	}
 	return fmt.Errorf("OpenAPI definitions refer to %s, which no definition has: %s", strings.Join(problems, ", "), advice)
