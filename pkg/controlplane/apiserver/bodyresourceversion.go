@@ -17,7 +17,7 @@ import (
 // for it (kubernetes#68208 proposed a 409 and was closed unmerged).
 //
 // It is a storage wrapper, not a filter, because the value is inside the
-// body; it wraps every storage the servers build (withObjectSizeErrors),
+// body; it wraps every storage the servers build (withStorageWorkarounds),
 // so native resources, custom resources, CRDs and APIServices all answer
 // 400. A resourceVersion query parameter takes another path, the etcd
 // store's and the watch cache's own versioners, which no wrapper reaches:

@@ -298,7 +298,7 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	}
 	// /livez does not depend on etcd; /readyz and /healthz keep the check.
 	gc.LivezChecks = withoutCheck(gc.LivezChecks, "etcd")
-	gc.RESTOptionsGetter = withObjectSizeErrors(c.withEtcd(gc.RESTOptionsGetter))
+	gc.RESTOptionsGetter = withStorageWorkarounds(c.withEtcd(gc.RESTOptionsGetter))
 
 	tokens, err := o.Authentication.ServiceAccounts.New(func() satoken.Getter { return satoken.NewGetter(c.Informers.Core().V1(), client) })
 	if err != nil {
@@ -528,7 +528,7 @@ func (c *Config) delegateGeneric(codecs serializer.CodecFactory, encode, decode 
 	if err := etcd.ApplyTo(&gc); err != nil {
 		return gc, etcd, err
 	}
-	gc.RESTOptionsGetter = withObjectSizeErrors(c.withEtcd(gc.RESTOptionsGetter))
+	gc.RESTOptionsGetter = withStorageWorkarounds(c.withEtcd(gc.RESTOptionsGetter))
 	err := c.Options.APIEnablement.ApplyTo(&gc, resources, scheme)
 	return gc, etcd, err
 }
@@ -546,7 +546,7 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	return &apiextensionsapiserver.Config{
 		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: c.Informers},
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: withConversionWebhookErrors(withObjectSizeErrors(c.withEtcd(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker)))),
+			CRDRESTOptionsGetter: withConversionWebhookErrors(withStorageWorkarounds(c.withEtcd(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker)))),
 			MasterCount:          1,
 			AuthResolverWrapper:  authResolver,
 			ServiceResolver:      serviceResolver,

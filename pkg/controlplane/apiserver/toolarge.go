@@ -23,13 +23,13 @@ import (
 // default, which gcp etcd and gcp start keep.
 const tooLargeMessage = "the object is larger than etcd stores in one request (1.5 MiB with etcd's default --max-request-bytes): make it smaller"
 
-// withObjectSizeErrors wraps g with the storage-side corrections of
+// withStorageWorkarounds wraps g with the storage-side corrections of
 // k8s.io/apiserver's answers to client input: its storage answers 413 when
 // etcd refuses an object for its size and 507 when etcd is out of space
 // (objectSizeStorage), and 400 for a resourceVersion in a body that is not
 // a number (bodyResourceVersionStorage). docs/architecture.md's
 // "Workarounds for upstream" lists them with their tests.
-func withObjectSizeErrors(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
+func withStorageWorkarounds(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
 	return WrapStorage(g, func(s storage.Interface, _ factory.DestroyFunc) storage.Interface {
 		return objectSizeStorage{bodyResourceVersionStorage{s}}
 	})
