@@ -6,35 +6,62 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden --help and flag files in testdata/")
 
-// TestHelpGolden keeps each subcommand's --help, and so its reviewed flag
-// surface, in testdata/: a library bump that adds or drops a flag fails
-// here and shows the difference. Run `go test ./cmd/gcp -update` to accept.
+// TestHelpGolden keeps each command's --help, and so its reviewed flag
+// surface, in testdata/ (named by the command's path, e.g.
+// etcd_member_list.help): a library bump that adds or drops a flag fails
+// here and shows the difference. Every subcommand of gcp's own commands is
+// kept; of kubectl only its top level. Run `go test ./cmd/gcp -update` to
+// accept.
 func TestHelpGolden(t *testing.T) {
-	for _, sub := range []string{"start", "apiserver", "controllers", "etcd", "version"} {
-		t.Run(sub, func(t *testing.T) {
+	var paths [][]string
+	var walk func(path []string, cmd *cobra.Command)
+	walk = func(path []string, cmd *cobra.Command) {
+		paths = append(paths, path)
+		if path[0] == "kubectl" {
+			return
+		}
+		for _, sub := range cmd.Commands() {
+			walk(append(slices.Clip(path), sub.Name()), sub)
+		}
+	}
+	for _, cmd := range newRoot(context.Background()).Commands() {
+		walk([]string{cmd.Name()}, cmd)
+	}
+	for _, path := range paths {
+		name := strings.Join(path, "_")
+		t.Run(name, func(t *testing.T) {
 			root := newRoot(context.Background())
-			cmd, _, err := root.Find([]string{sub})
+			cmd, _, err := root.Find(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var help bytes.Buffer
-			cmd.SetOut(&help)
-			cmd.SetErr(&help)
-			if err := cmd.Help(); err != nil {
+			root.SetOut(&help)
+			root.SetErr(&help)
+			if cmd.DisableFlagParsing {
+				// The command parses its own flags, --help included.
+				root.SetArgs(append(slices.Clip(path), "--help"))
+				if err := root.Execute(); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := cmd.Help(); err != nil {
 				t.Fatal(err)
 			}
 			var flags []string
 			cmd.Flags().VisitAll(func(f *pflag.Flag) { flags = append(flags, "--"+f.Name) })
-			compareGolden(t, filepath.Join("testdata", sub+".help"), help.String())
-			compareGolden(t, filepath.Join("testdata", sub+".flags"), strings.Join(flags, "\n")+"\n")
+			cmd.InheritedFlags().VisitAll(func(f *pflag.Flag) { flags = append(flags, "--"+f.Name) })
+			compareGolden(t, filepath.Join("testdata", name+".help"), help.String())
+			compareGolden(t, filepath.Join("testdata", name+".flags"), strings.Join(flags, "\n")+"\n")
 		})
 	}
 }
