@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -99,4 +100,54 @@ func compareGolden(t *testing.T, path, got string) {
 		}
 	}
 	t.Fatalf("%s is stale (review, then go test ./cmd/gcp -update):\n%s\n%s", path, strings.Join(added, "\n"), strings.Join(removed, "\n"))
+}
+
+// TestHelpSaysTheProductsName: a library user's binary, whose root has
+// another name, says that name, never "gcp", in every command's help, as
+// gcp's own says "gcp". Names that are data, not the product (the Lease
+// gcp-controllers, the data dir .gcp, the etcd member gcp), may stay.
+func TestHelpSaysTheProductsName(t *testing.T) {
+	root := &cobra.Command{Use: "widgets"}
+	addCommands(context.Background(), root)
+	gcp := regexp.MustCompile(`(^|[^-./="\w])gcp([^-="\w]|$)`)
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		var help bytes.Buffer
+		cmd.SetOut(&help)
+		cmd.SetErr(&help)
+		if cmd.DisableFlagParsing {
+			root.SetOut(&help)
+			root.SetArgs(append(strings.Fields(strings.TrimPrefix(cmd.CommandPath(), "widgets ")), "--help"))
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := cmd.Help(); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(help.String(), "\n") {
+			if gcp.MatchString(line) {
+				t.Errorf("%s --help says gcp: %s", cmd.CommandPath(), strings.TrimSpace(line))
+			}
+		}
+		if cmd.Name() == "kubectl" {
+			return
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	for _, cmd := range root.Commands() {
+		walk(cmd)
+	}
+	if t.Failed() {
+		return
+	}
+	var out bytes.Buffer
+	root.SetOut(&out)
+	if err := root.Help(); err != nil {
+		t.Fatal(err)
+	}
+	if gcp.MatchString(out.String()) {
+		t.Errorf("widgets --help says gcp:\n%s", out.String())
+	}
 }

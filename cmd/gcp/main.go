@@ -63,17 +63,25 @@ func newRoot(ctx context.Context) *cobra.Command {
 		// Errors are one line; --help shows usage.
 		SilenceUsage: true,
 	}
-	stack := layering.Generic()
-	root.AddCommand(
-		start.NewCommand(ctx, stack),
-		apiserver.NewCommand(ctx, stack),
-		controllers.NewCommand(ctx, stack),
-		etcd.NewCommand(ctx),
-		kubectl.NewCommand(start.DefaultDataDir),
-		pki.NewCommand(),
-		manifests.NewCommand(stack),
-		snapshot.NewCommand(ctx, start.DefaultDataDir),
-		version.NewCommand(root.Name()),
-	)
+	addCommands(ctx, root)
 	return root
+}
+
+// addCommands adds gcp's commands, serving the generic stack, to root. They
+// say the product's name, the root's, in their help and messages, as a
+// library user's binary says its own.
+func addCommands(ctx context.Context, root *cobra.Command) {
+	stack := layering.Generic()
+	name := root.Name()
+	root.AddCommand(
+		start.NewCommand(ctx, name, stack),
+		apiserver.NewCommand(ctx, name, stack),
+		controllers.NewCommand(ctx, name, stack),
+		etcd.NewCommand(ctx, name),
+		kubectl.NewCommand(name, start.DefaultDataDir),
+		pki.NewCommand(name),
+		manifests.NewCommand(name, stack),
+		snapshot.NewCommand(ctx, name, start.DefaultDataDir),
+		version.NewCommand(name),
+	)
 }

@@ -12,41 +12,40 @@ import (
 	"k8s.io/component-base/term"
 
 	"github.com/gcp-project/gcp/internal/gcheadroom"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
-// NewOptions returns the defaults for the stack's controllers, leader
-// election on.
-func NewOptions(stack layering.Stack) (*controllers.Options, error) {
-	comp, err := stack.Compose()
-	if err != nil {
-		return nil, err
-	}
+// NewOptions returns the defaults of `controllers` for the composition's
+// controllers, leader election on.
+func NewOptions(comp composition.Composition) *controllers.Options {
 	o := controllers.NewOptions(comp.Controllers)
 	o.Generic.LeaderElection.LeaderElect = true
-	return o, nil
+	return o
 }
 
 // NewCommand returns `controllers` running the stack's controllers; it
-// runs until ctx is done.
-func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
-	o, err := NewOptions(stack)
-	if err != nil {
-		// The stack is fixed when main builds it; an invalid one is a bug
-		// there, found by its first run.
-		panic(fmt.Sprintf("controllers of the stack: %v", err))
-	}
+// runs until ctx is done. name is the product's, as main's root command is
+// called. The stack is composed once, here; if that fails, running the
+// command returns the error.
+func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.Command {
+	comp, composeErr := stack.Compose()
+	o := NewOptions(comp)
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)
 	cmd := &cobra.Command{
 		Use:   "controllers",
 		Short: "Run the controllers against an API server",
-		Long: "Run gcp's controllers (namespace deletion, garbage collection, service accounts, root CA publishing, resource quota usage, " +
+		Long: "Run " + name + "'s controllers (namespace deletion, garbage collection, service accounts, root CA publishing, resource quota usage, " +
 			"ClusterRole aggregation, CertificateSigningRequest signing and cleaning, ValidatingAdmissionPolicy type checking) against the API server in --kubeconfig. Several may run; they elect a leader " +
 			"with the Lease kube-system/" + controllers.LeaseName + " and only the leader works.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if composeErr != nil {
+				return fmt.Errorf("composing the stack: %w", composeErr)
+			}
 			cfg, err := o.ConfigContext(ctx)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -56,7 +55,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 				}
 				return err
 			}
-			cfg.NotifySystemd = true
+			cfg.Notify = sdnotify.TakeFromEnv()
 			defer gcheadroom.Start(gcheadroom.Default())()
 			return controllers.Run(ctx, cfg)
 		},

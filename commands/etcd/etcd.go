@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/spf13/cobra"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
 // DefaultDataDir is where `gcp etcd` keeps the member's data unless
@@ -130,29 +130,27 @@ func checkListener(flag, raw, trustedCA, caFlag, hint string) []error {
 	return nil
 }
 
-// NewCommand returns `gcp etcd`; it serves until ctx is done.
-func NewCommand(ctx context.Context) *cobra.Command {
+// NewCommand returns `etcd`; it serves until ctx is done. name is the
+// product's, as main's root command is called.
+func NewCommand(ctx context.Context, name string) *cobra.Command {
 	o := NewOptions()
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)
 	cmd := &cobra.Command{
 		Use:   "etcd",
-		Short: "Run an etcd member for gcp apiservers",
-		Long: "Run one etcd member, for gcp apiservers started with --etcd-servers. " +
+		Short: "Run an etcd member for " + name + " apiservers",
+		Long: "Run one etcd member, for " + name + " apiservers started with --etcd-servers. " +
 			"TCP client and peer URLs need TLS and a trusted CA, so every client and peer presents a certificate; " +
-			"unix:// client sockets need no TLS.\n\nOperating a running cluster (each has --help): `gcp etcd member list|add|promote|remove`, " +
-			"`gcp etcd status`, `gcp etcd move-leader`, `gcp etcd compact`, `gcp etcd defrag`, `gcp etcd alarm list|disarm`, `gcp etcd snapshot save|status|restore`.",
+			"unix:// client sockets need no TLS.\n\nOperating a running cluster (each has --help): `" + name + " etcd member list|add|promote|remove`, " +
+			"`" + name + " etcd status`, `" + name + " etcd move-leader`, `" + name + " etcd compact`, `" + name + " etcd defrag`, `" + name +
+			" etcd alarm list|disarm`, `" + name + " etcd snapshot save|status|restore`.",
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if errs := o.Validate(); len(errs) > 0 {
-				msgs := make([]string, len(errs))
-				for i, err := range errs {
-					msgs[i] = err.Error()
-				}
-				return errors.New(strings.Join(msgs, "; "))
+				return utilerrors.NewAggregate(errs)
 			}
-			return gcpetcd.Run(ctx, o.Config)
+			return gcpetcd.Run(ctx, o.Config, sdnotify.TakeFromEnv())
 		},
 	}
 	for _, fs := range fss.FlagSets {
@@ -160,8 +158,8 @@ func NewCommand(ctx context.Context) *cobra.Command {
 	}
 	// The member's flag sections are its own; subcommands use cobra's help.
 	plain := &cobra.Command{}
-	for _, sub := range []*cobra.Command{newMemberCommand(ctx), newStatusCommand(ctx), newMoveLeaderCommand(ctx), newCompactCommand(ctx),
-		newDefragCommand(ctx), newAlarmCommand(ctx), newSnapshotCommand(ctx)} {
+	for _, sub := range []*cobra.Command{newMemberCommand(ctx, name), newStatusCommand(ctx, name), newMoveLeaderCommand(ctx, name), newCompactCommand(ctx, name),
+		newDefragCommand(ctx, name), newAlarmCommand(ctx, name), newSnapshotCommand(ctx, name)} {
 		sub.SetHelpFunc(plain.HelpFunc())
 		sub.SetUsageFunc(plain.UsageFunc())
 		cmd.AddCommand(sub)

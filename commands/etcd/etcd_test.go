@@ -15,7 +15,7 @@ import (
 
 // execute runs `gcp etcd args...` and returns RunE's error.
 func execute(ctx context.Context, args ...string) error {
-	cmd := NewCommand(ctx)
+	cmd := NewCommand(ctx, "gcp")
 	cmd.SetArgs(args)
 	var out bytes.Buffer
 	cmd.SetOut(&out)
@@ -23,6 +23,8 @@ func execute(ctx context.Context, args ...string) error {
 	return cmd.Execute()
 }
 
+// TestBadFlagsAreOneLineErrors: every problem with the flags, on one line,
+// joined as the other commands join theirs (utilerrors.NewAggregate).
 func TestBadFlagsAreOneLineErrors(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -37,7 +39,7 @@ func TestBadFlagsAreOneLineErrors(t *testing.T) {
 		"plain http":          {[]string{"--data-dir=" + dir, "--listen-client-urls=http://127.0.0.1:2379"}, []string{"plain http://"}},
 		"defaults need CA":    {[]string{"--data-dir=" + dir}, []string{"needs --trusted-ca-file", "--cert-file and --key-file"}},
 		"plain http peer":     {[]string{"--data-dir=" + dir, sock, "--listen-peer-urls=http://127.0.0.1:2380"}, []string{"--listen-peer-urls", "plain http://"}},
-		"two problems":        {[]string{"--data-dir=", "--listen-client-urls=ftp://x:1"}, []string{"--data-dir must not be empty", "; ", "ftp"}},
+		"two problems":        {[]string{"--data-dir=", "--listen-client-urls=ftp://x:1"}, []string{"[--data-dir must not be empty, --listen-client-urls", "ftp"}},
 		"min free disk words": {[]string{"--data-dir=" + dir, sock, "--min-free-disk=lots"}, []string{`"--min-free-disk"`, "512Mi"}},
 		"negative free disk":  {[]string{"--data-dir=" + dir, sock, "--min-free-disk=-1Mi"}, []string{`"--min-free-disk"`, "non-negative"}},
 		"fractional bytes":    {[]string{"--data-dir=" + dir, sock, "--min-free-disk=0.5"}, []string{`"--min-free-disk"`, "whole"}},
@@ -101,7 +103,7 @@ func TestServesOnUnixSocketUntilCancelled(t *testing.T) {
 
 func TestHelpHasSections(t *testing.T) {
 	t.Parallel()
-	cmd := NewCommand(context.Background())
+	cmd := NewCommand(context.Background(), "gcp")
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	if err := cmd.Help(); err != nil {

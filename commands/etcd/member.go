@@ -24,6 +24,8 @@ import (
 // clientOptions are how a `gcp etcd` subcommand reaches the cluster: the
 // etcd client flags `gcp apiserver` takes.
 type clientOptions struct {
+	// name is the product's, for the flags' help.
+	name              string
 	servers           []string
 	caFile, cert, key string
 	timeout           time.Duration
@@ -32,7 +34,7 @@ type clientOptions struct {
 func (o *clientOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.servers, "etcd-servers", []string{DefaultListenClientURL}, "Client URLs of the cluster's members, comma separated.")
 	fs.StringVar(&o.caFile, "etcd-cafile", "", "CA bundle that signs the members' serving certificates (the etcd CA).")
-	fs.StringVar(&o.cert, "etcd-certfile", "", "Client certificate from the etcd CA (gcp pki init makes apiserver-etcd-client.crt).")
+	fs.StringVar(&o.cert, "etcd-certfile", "", "Client certificate from the etcd CA ("+o.name+" pki init makes apiserver-etcd-client.crt).")
 	fs.StringVar(&o.key, "etcd-keyfile", "", "Key of --etcd-certfile.")
 	fs.DurationVar(&o.timeout, "command-timeout", 10*time.Second, "How long to wait for the cluster.")
 }
@@ -72,11 +74,11 @@ func (o *clientOptions) run(ctx context.Context, f func(context.Context, *client
 // newMemberCommand returns `gcp etcd member`, the cluster's membership as
 // `etcdctl member` manages it: new members join as learners and are
 // promoted once they have caught up.
-func newMemberCommand(ctx context.Context) *cobra.Command {
-	o := &clientOptions{}
+func newMemberCommand(ctx context.Context, name string) *cobra.Command {
+	o := &clientOptions{name: name}
 	cmd := &cobra.Command{
 		Use:   "member",
-		Short: "List, add, promote and remove the members of a gcp etcd cluster",
+		Short: "List, add, promote and remove the members of a " + name + " etcd cluster",
 		Args:  cobra.NoArgs,
 	}
 	o.addFlags(cmd.PersistentFlags())
@@ -130,22 +132,22 @@ func newMemberCommand(ctx context.Context) *cobra.Command {
 				}
 				var initial []string
 				for _, m := range resp.Members {
-					name := m.Name
+					member := m.Name
 					if m.ID == resp.Member.ID {
-						name = args[0]
+						member = args[0]
 					}
 					for _, u := range m.PeerURLs {
-						initial = append(initial, name+"="+u)
+						initial = append(initial, member+"="+u)
 					}
 				}
 				what := "as a learner"
-				next := "Once it has caught up (gcp etcd status, with its client URL added to --etcd-servers, shows its RAFT INDEX near the leader's), " +
-					"make it a voting member:\n  gcp etcd member promote " + args[0] + " " + o.flags(o.servers)
+				next := "Once it has caught up (" + name + " etcd status, with its client URL added to --etcd-servers, shows its RAFT INDEX near the leader's), " +
+					"make it a voting member:\n  " + name + " etcd member promote " + args[0] + " " + o.flags(o.servers)
 				if voter {
 					what, next = "as a voting member", ""
 				}
-				_, err = fmt.Fprintf(w, "Added member %x (%s) %s. Start it with:\n  gcp etcd --name %s --initial-advertise-peer-urls %s --initial-cluster %s --initial-cluster-state existing ...\n%s\n",
-					resp.Member.ID, args[0], what, args[0], strings.Join(peerURLs, ","), strings.Join(initial, ","), next)
+				_, err = fmt.Fprintf(w, "Added member %x (%s) %s. Start it with:\n  %s etcd --name %s --initial-advertise-peer-urls %s --initial-cluster %s --initial-cluster-state existing ...\n%s\n",
+					resp.Member.ID, args[0], what, name, args[0], strings.Join(peerURLs, ","), strings.Join(initial, ","), next)
 				return err
 			})(cmd, nil)
 		},

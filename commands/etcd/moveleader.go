@@ -16,8 +16,8 @@ import (
 // move-leader: the leader hands its leadership to the member named, at
 // once and without an election timeout. Stopping or removing the leader
 // instead costs an election, during which writes fail.
-func newMoveLeaderCommand(ctx context.Context) *cobra.Command {
-	o := &clientOptions{}
+func newMoveLeaderCommand(ctx context.Context, name string) *cobra.Command {
+	o := &clientOptions{name: name}
 	cmd := &cobra.Command{
 		Use:   "move-leader NAME|ID",
 		Short: "Make another voting member the leader; do this before stopping or removing the leader",
@@ -29,7 +29,7 @@ func newMoveLeaderCommand(ctx context.Context) *cobra.Command {
 	o.addFlags(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return o.run(ctx, func(ctx context.Context, c *clientv3.Client, w io.Writer) error {
-			return moveLeader(ctx, c, o.servers, args[0], w)
+			return moveLeader(ctx, c, o.servers, args[0], name, w)
 		})(cmd, nil)
 	}
 	return cmd
@@ -37,7 +37,7 @@ func newMoveLeaderCommand(ctx context.Context) *cobra.Command {
 
 // moveLeader makes the member named (or with the hex ID) nameOrID the
 // leader, asking the current leader, which is the only member that can.
-func moveLeader(ctx context.Context, c *clientv3.Client, servers []string, nameOrID string, w io.Writer) error {
+func moveLeader(ctx context.Context, c *clientv3.Client, servers []string, nameOrID, product string, w io.Writer) error {
 	list, err := c.MemberList(ctx)
 	if err != nil {
 		return fmt.Errorf("member list: %w", err)
@@ -47,7 +47,7 @@ func moveLeader(ctx context.Context, c *clientv3.Client, servers []string, nameO
 		return err
 	}
 	if target.IsLearner {
-		return fmt.Errorf("member %x (%s) is a learner, which cannot lead: promote it first (gcp etcd member promote %s)", target.ID, target.Name, target.Name)
+		return fmt.Errorf("member %x (%s) is a learner, which cannot lead: promote it first (%s etcd member promote %s)", target.ID, target.Name, product, target.Name)
 	}
 	leaderID, err := leaderOf(ctx, c, servers)
 	if err != nil {

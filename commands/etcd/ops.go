@@ -27,8 +27,8 @@ const memberStatusTimeout = 3 * time.Second
 // Members are asked at once, each with its own deadline; one that does not
 // answer is a row saying so, and the command then exits non-zero, as
 // etcdctl does, after printing everything it learned.
-func newStatusCommand(ctx context.Context) *cobra.Command {
-	o := &clientOptions{}
+func newStatusCommand(ctx context.Context, name string) *cobra.Command {
+	o := &clientOptions{name: name}
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each member: versions (server and storage), leader, raft term and index, database size in use and allocated; and the cluster's alarms",
@@ -128,8 +128,8 @@ func printAlarms(ctx context.Context, c *clientv3.Client, w io.Writer) error {
 // newDefragCommand returns `gcp etcd defrag`: it gives the space that
 // compaction freed back to the file system, one member at a time (a
 // member does not serve while it defragments).
-func newDefragCommand(ctx context.Context) *cobra.Command {
-	o := &clientOptions{}
+func newDefragCommand(ctx context.Context, name string) *cobra.Command {
+	o := &clientOptions{name: name}
 	cmd := &cobra.Command{
 		Use:   "defrag",
 		Short: "Defragment each member's database, one member at a time, to return the space compaction freed",
@@ -163,8 +163,8 @@ func newDefragCommand(ctx context.Context) *cobra.Command {
 // the API server does every --etcd-compaction-interval; defrag then gives
 // the space back. After NOSPACE the API server cannot compact (its
 // compaction writes a key), so this is how space is freed.
-func newCompactCommand(ctx context.Context) *cobra.Command {
-	o := &clientOptions{}
+func newCompactCommand(ctx context.Context, name string) *cobra.Command {
+	o := &clientOptions{name: name}
 	var revision int64
 	cmd := &cobra.Command{
 		Use:   "compact",
@@ -192,8 +192,8 @@ func newCompactCommand(ctx context.Context) *cobra.Command {
 }
 
 // newAlarmCommand returns `gcp etcd alarm list|disarm`.
-func newAlarmCommand(ctx context.Context) *cobra.Command {
-	o := &clientOptions{}
+func newAlarmCommand(ctx context.Context, name string) *cobra.Command {
+	o := &clientOptions{name: name}
 	cmd := &cobra.Command{
 		Use:   "alarm",
 		Short: "List or disarm the cluster's alarms (NOSPACE when the database reached --quota-backend-bytes, CORRUPT)",

@@ -12,14 +12,14 @@ import (
 )
 
 // newSnapshotCommand returns `gcp etcd snapshot save|status|restore`.
-func newSnapshotCommand(ctx context.Context) *cobra.Command {
+func newSnapshotCommand(ctx context.Context, name string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
 		Short: "Save a snapshot of a member, inspect a snapshot file, or restore one into a new data dir",
 		Args:  cobra.NoArgs,
 	}
 
-	o := &clientOptions{}
+	o := &clientOptions{name: name}
 	save := &cobra.Command{
 		Use:   "save FILE",
 		Short: "Stream a snapshot of one member (--etcd-servers with one URL) into FILE, mode 0600; FILE must not exist",
@@ -62,7 +62,7 @@ func newSnapshotCommand(ctx context.Context) *cobra.Command {
 		Short: "Make a new member's data dir from a snapshot: every key kept, the old members and peer URLs forgotten",
 		Long: "Make a new member's data dir from a snapshot, as `etcdutl snapshot restore` does. Restore the same snapshot once " +
 			"per member of the new cluster, each with its own --name, --data-dir and --initial-advertise-peer-urls and the same " +
-			"--initial-cluster, then start each `gcp etcd` with those flags. The snapshot is checked first; a truncated or corrupt " +
+			"--initial-cluster, then start each `" + name + " etcd` with those flags. The snapshot is checked first; a truncated or corrupt " +
 			"one, or a data dir that is not empty, fails and leaves nothing behind.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,7 +79,7 @@ func newSnapshotCommand(ctx context.Context) *cobra.Command {
 	}
 	fs := restore.Flags()
 	fs.StringVar(&r.DataDir, "data-dir", "", "The new member's data dir; it must not exist or be empty.")
-	fs.StringVar(&r.Name, "name", gcpetcd.DefaultName, "The new member's name, as its `gcp etcd --name`.")
+	fs.StringVar(&r.Name, "name", gcpetcd.DefaultName, "The new member's name, as its `"+name+" etcd --name`.")
 	fs.StringVar(&r.InitialCluster, "initial-cluster", "", "The new cluster, NAME=PEER_URL,...; empty means this member alone.")
 	fs.StringSliceVar(&r.PeerURLs, "initial-advertise-peer-urls", nil, "This member's peer URLs in --initial-cluster.")
 	fs.Uint64Var(&r.RevisionBump, "bump-revision", gcpetcd.DefaultRevisionBump,

@@ -17,9 +17,10 @@ import (
 // relative to its data dir.
 const AdminKubeconfig = "admin.kubeconfig"
 
-// NewCommand returns `gcp kubectl`. defaultDataDir is the data dir whose
-// admin.kubeconfig is used when KUBECONFIG is unset.
-func NewCommand(defaultDataDir string) *cobra.Command {
+// NewCommand returns `kubectl`. defaultDataDir is the data dir whose
+// admin.kubeconfig is used when KUBECONFIG is unset. name is the
+// product's, as main's root command is called.
+func NewCommand(name, defaultDataDir string) *cobra.Command {
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	flags := genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().
 		WithDiscoveryBurst(300).WithDiscoveryQPS(50.0).WithWarningPrinter(streams)
@@ -36,6 +37,6 @@ func NewCommand(defaultDataDir string) *cobra.Command {
 		}
 	}
 	cmd.AddCommand(newVersionCommand(flags, streams.Out))
-	cmd.Short = "Run kubectl against gcp (defaults to " + filepath.Join(defaultDataDir, AdminKubeconfig) + ")"
+	cmd.Short = "Run kubectl against " + name + " (defaults to " + filepath.Join(defaultDataDir, AdminKubeconfig) + ")"
 	return cmd
 }

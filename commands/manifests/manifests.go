@@ -16,37 +16,39 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
-// NewCommand returns `gcp manifests` with its subcommands systemd and
-// static-pod, for the roles of stack.
-func NewCommand(stack layering.Stack) *cobra.Command {
+// NewCommand returns `manifests` with its subcommands systemd and
+// static-pod, for the roles of stack. name is the product's, as main's
+// root command is called: the binary the manifests run.
+func NewCommand(name string, stack layering.Stack) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "manifests",
 		Short: "Print a systemd unit or a static pod manifest that runs one part of a split control plane",
 		Long: "Print a systemd unit or a Kubernetes static pod manifest that runs one role (" + strings.Join(roleNames, ", ") +
 			") with the role's own flags, e.g.\n\n" +
-			"  gcp manifests systemd --role etcd -- --name a --listen-client-urls https://10.0.0.1:2379 ...\n" +
-			"  gcp manifests static-pod --role apiserver -- --etcd-servers https://10.0.0.1:2379 ...\n\n" +
+			"  " + name + " manifests systemd --role etcd -- --name a --listen-client-urls https://10.0.0.1:2379 ...\n" +
+			"  " + name + " manifests static-pod --role apiserver -- --etcd-servers https://10.0.0.1:2379 ...\n\n" +
 			"Paths in the flags must be absolute. See docs/deployment.md.",
 		Args: cobra.NoArgs,
 	}
-	rs := roles(stack)
+	rs := roles(name, stack)
 	cmd.AddCommand(
-		newKindCommand(rs, "systemd", "Print a systemd unit (Type=notify, hardened, a dedicated user) that runs one role",
+		newKindCommand(name, rs, "systemd", "Print a systemd unit (Type=notify, hardened, a dedicated user) that runs one role",
 			func(fs *pflag.FlagSet) func(io.Writer, spec) error {
-				o := &systemdOptions{binary: "/usr/local/bin/gcp", user: "gcp", group: "gcp"}
-				fs.StringVar(&o.binary, "binary", o.binary, "Absolute path of the gcp binary on the host.")
+				o := &systemdOptions{binary: "/usr/local/bin/" + name, user: name, group: name}
+				fs.StringVar(&o.binary, "binary", o.binary, "Absolute path of the "+name+" binary on the host.")
 				fs.StringVar(&o.user, "user", o.user, "User the role runs as; create it (a system user without a shell) and let it read the certificates.")
 				fs.StringVar(&o.group, "group", o.group, "Group the role runs as.")
 				return o.write
 			}),
-		newKindCommand(rs, "static-pod", "Print a static pod manifest (kubeadm's conventions) that runs one role",
+		newKindCommand(name, rs, "static-pod", "Print a static pod manifest (kubeadm's conventions) that runs one role",
 			func(fs *pflag.FlagSet) func(io.Writer, spec) error {
-				o := &staticPodOptions{image: defaultImage()}
-				fs.StringVar(&o.image, "image", o.image, "Container image with the gcp binary on its PATH.")
+				o := &staticPodOptions{image: defaultImage(name)}
+				fs.StringVar(&o.image, "image", o.image, "Container image with the "+name+" binary on its PATH.")
 				return o.write
 			}),
 	)
@@ -56,7 +58,7 @@ func NewCommand(stack layering.Stack) *cobra.Command {
 // newKindCommand returns the subcommand that prints one kind of manifest.
 // Its flags are --role, the kind's own (added by kindFlags, which returns
 // the writer) and, after the role is known, the role's.
-func newKindCommand(rs map[string]role, kind, short string, kindFlags func(*pflag.FlagSet) func(io.Writer, spec) error) *cobra.Command {
+func newKindCommand(product string, rs map[string]role, kind, short string, kindFlags func(*pflag.FlagSet) func(io.Writer, spec) error) *cobra.Command {
 	return &cobra.Command{
 		Use:   kind + " --role " + strings.Join(roleNames, "|") + " [flags] [--] [the role's flags]",
 		Short: short,
@@ -84,6 +86,7 @@ func newKindCommand(rs map[string]role, kind, short string, kindFlags func(*pfla
 			}
 
 			s, err := parse(*roleName, r, own, args)
+			s.product = product
 			if err != nil {
 				return err
 			}
@@ -126,11 +129,7 @@ func parse(name string, r role, own *pflag.FlagSet, args []string) (spec, error)
 	}
 	p, errs := check()
 	if len(errs) > 0 {
-		msgs := make([]string, len(errs))
-		for i, err := range errs {
-			msgs[i] = err.Error()
-		}
-		return spec{}, fmt.Errorf("%s: %s", name, strings.Join(msgs, "; "))
+		return spec{}, fmt.Errorf("%s: %w", name, utilerrors.NewAggregate(errs))
 	}
 	s := spec{role: name, r: r, paths: paths, probe: p}
 	for _, set := range settings {

@@ -44,7 +44,7 @@ var roleArgs = map[string][]string{
 // run runs `gcp manifests args...` in process.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := NewCommand(layering.Generic())
+	cmd := NewCommand("gcp", layering.Generic())
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)

@@ -12,6 +12,7 @@ import (
 	apiservercmd "github.com/gcp-project/gcp/commands/apiserver"
 	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
 	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -42,21 +43,27 @@ type role struct {
 // roleNames are the roles in the order help lists them.
 var roleNames = []string{"etcd", "apiserver", "controllers"}
 
-// roles returns the roles of the stack's control plane.
-func roles(stack layering.Stack) map[string]role {
+// roles returns the roles of the stack's control plane, whose product is
+// called name. The stack is composed once, here; if that fails, every
+// role's check returns the error.
+func roles(name string, stack layering.Stack) map[string]role {
+	comp, composeErr := stack.Compose()
+	if composeErr != nil {
+		composeErr = fmt.Errorf("composing the stack: %w", composeErr)
+	}
 	return map[string]role{
 		"etcd": {
 			summary: "etcd member", cpu: "100m", memory: "100Mi",
-			defaults: map[string]string{"data-dir": "/var/lib/gcp/etcd"},
+			defaults: map[string]string{"data-dir": "/var/lib/" + name + "/etcd"},
 			flags:    etcdFlags,
 		},
 		"apiserver": {
 			summary: "API server", cpu: "250m",
-			flags: apiserverFlags(stack),
+			flags: apiserverFlags(comp, composeErr),
 		},
 		"controllers": {
 			summary: "controllers", cpu: "200m",
-			flags: controllersFlags(stack),
+			flags: controllersFlags(comp, composeErr),
 		},
 	}
 }
@@ -91,11 +98,9 @@ func etcdFlags() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
 	}
 }
 
-func apiserverFlags(stack layering.Stack) func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
+func apiserverFlags(comp composition.Composition, composeErr error) func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
 	return func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
-		o := apiservercmd.NewOptions()
-		comp, composeErr := stack.Compose()
-		o.AddAdmissionPlugins(comp.AdmissionPlugins)
+		o := apiservercmd.NewOptions(comp)
 		fss := &cliflag.NamedFlagSets{}
 		o.AddFlags(fss)
 		return fss, func() (*probe, []error) {
@@ -116,15 +121,15 @@ func apiserverFlags(stack layering.Stack) func() (*cliflag.NamedFlagSets, func()
 	}
 }
 
-func controllersFlags(stack layering.Stack) func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
+func controllersFlags(comp composition.Composition, composeErr error) func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
 	return func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
-		o, err := controllerscmd.NewOptions(stack)
-		if err != nil {
-			return &cliflag.NamedFlagSets{}, func() (*probe, []error) { return nil, []error{err} }
-		}
+		o := controllerscmd.NewOptions(comp)
 		fss := &cliflag.NamedFlagSets{}
 		o.AddFlags(fss)
 		return fss, func() (*probe, []error) {
+			if composeErr != nil {
+				return nil, []error{composeErr}
+			}
 			errs := o.Validate()
 			if o.SecureServing.BindPort == 0 {
 				return nil, errs

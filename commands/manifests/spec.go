@@ -13,8 +13,11 @@ import (
 // spec is what a unit file or a static pod is made from: one role, the
 // flags it was given, the host paths they name and where to probe it.
 type spec struct {
-	role string
-	r    role
+	// product is the binary the manifest runs, as main's root command is
+	// called.
+	product string
+	role    string
+	r       role
 	// args are the role's flags as --name=value, in the order given, so
 	// that the process parses them exactly as the command line would.
 	args []string

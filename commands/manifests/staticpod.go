@@ -22,8 +22,8 @@ type staticPodOptions struct {
 }
 
 // defaultImage is the image a static pod runs unless --image says
-// otherwise: gcp at the version of this binary.
-func defaultImage() string { return "gcp:" + version.Get().GitVersion }
+// otherwise: the product's, at the version of this binary.
+func defaultImage(product string) string { return product + ":" + version.Get().GitVersion }
 
 // write prints a static pod as kubeadm writes its control plane's: in
 // kube-system, labelled tier=control-plane and component=<role>, on the
@@ -50,7 +50,7 @@ func (o *staticPodOptions) write(w io.Writer, s spec) error {
 		Name:            s.role,
 		Image:           o.image,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:         append([]string{"gcp", s.role}, s.args...),
+		Command:         append([]string{s.product, s.role}, s.args...),
 		Resources:       corev1.ResourceRequirements{Requests: requests},
 		// kubeadm's timings: generous startup, a slow liveness verdict, a
 		// quick readiness one.
@@ -64,7 +64,7 @@ func (o *staticPodOptions) write(w io.Writer, s spec) error {
 	pod := corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      "gcp-" + s.role,
+			Name:      s.product + "-" + s.role,
 			Namespace: metav1.NamespaceSystem,
 			Labels:    map[string]string{"component": s.role, "tier": "control-plane"},
 		},
@@ -92,7 +92,7 @@ func (o *staticPodOptions) write(w io.Writer, s spec) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(w, "# gcp %s: written by `gcp manifests static-pod --role %s`; put it in the kubelet's staticPodPath.\n%s", s.role, s.role, out)
+	_, err = fmt.Fprintf(w, "# %s %s: written by `%s manifests static-pod --role %s`; put it in the kubelet's staticPodPath.\n%s", s.product, s.role, s.product, s.role, out)
 	return err
 }
 

@@ -19,17 +19,17 @@ type systemdOptions struct {
 // the system and writing its own directories.
 func (o *systemdOptions) write(w io.Writer, s spec) error {
 	if !filepath.IsAbs(o.binary) {
-		return fmt.Errorf("--binary=%s: a unit needs the absolute path of gcp", o.binary)
+		return fmt.Errorf("--binary=%s: a unit needs the absolute path of %s", o.binary, s.product)
 	}
 	if o.user == "" || o.user == "root" {
-		return fmt.Errorf("--user=%q: run gcp as a dedicated unprivileged user", o.user)
+		return fmt.Errorf("--user=%q: run %s as a dedicated unprivileged user", o.user, s.product)
 	}
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 
-	line("# gcp %s: written by `gcp manifests systemd --role %s`.", s.role, s.role)
+	line("# %s %s: written by `%s manifests systemd --role %s`.", s.product, s.role, s.product, s.role)
 	line("[Unit]")
-	line("Description=gcp %s", s.r.summary)
+	line("Description=%s %s", s.product, s.r.summary)
 	line("Wants=network-online.target")
 	line("After=network-online.target")
 	line("")

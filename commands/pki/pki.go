@@ -34,25 +34,28 @@ const DefaultServer = "https://127.0.0.1:6443"
 // --etcd-member says otherwise: `gcp etcd`'s default --name, on loopback.
 const DefaultEtcdMember = "gcp=localhost"
 
-// NewCommand returns `gcp pki` with its subcommands init, check and renew.
-func NewCommand() *cobra.Command {
+// NewCommand returns `pki` with its subcommands init, check and renew.
+// name is the product's, as main's root command is called.
+func NewCommand(name string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pki",
 		Short: "Make, check and renew the certificates of a control plane run as separate parts",
-		Long: "Make, check and renew the certificates, keys and kubeconfigs that gcp etcd, gcp apiserver and gcp controllers " +
+		Long: "Make, check and renew the certificates, keys and kubeconfigs that " + name + " etcd, " + name + " apiserver and " + name + " controllers " +
 			"need when they run apart: a cluster CA, a separate etcd CA, a front-proxy CA, each etcd member's server and peer " +
 			"certificates, the API server's serving and etcd client certificates, the service account key pair, and kubeconfigs " +
 			"for the admin and the controllers. Keys are 0600 and directories 0700.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newInitCommand(), newCheckCommand(), newRenewCommand())
+	cmd.AddCommand(newInitCommand(name), newCheckCommand(name), newRenewCommand(name))
 	return cmd
 }
 
 // dirs are the flags every subcommand takes.
 type dirs struct {
 	dir, kubeconfigDir string
+	// name is the product's, for messages.
+	name string
 }
 
 func (d *dirs) addFlags(cmd *cobra.Command) {
@@ -68,9 +71,9 @@ func (d *dirs) kubeconfigs() string {
 	return filepath.Dir(filepath.Clean(d.dir))
 }
 
-func newInitCommand() *cobra.Command {
+func newInitCommand(name string) *cobra.Command {
 	var (
-		d          dirs
+		d          = dirs{name: name}
 		server     string
 		sans       []string
 		memberArgs []string
@@ -84,7 +87,7 @@ func newInitCommand() *cobra.Command {
 			"and admin.kubeconfig and controllers.kubeconfig pointing at --server. Running it again keeps every key and CA, " +
 			"adds what is missing and re-issues a certificate that lacks a requested name, for the key it has; " +
 			"the kubeconfigs keep their server unless --server is given, which rewrites them for it.",
-		Example: "  gcp pki init --dir /etc/gcp/pki --server https://lb.example.com:6443 --apiserver-san lb.example.com \\\n" +
+		Example: "  " + name + " pki init --dir /etc/" + name + "/pki --server https://lb.example.com:6443 --apiserver-san lb.example.com \\\n" +
 			"    --etcd-member etcd-0=10.0.0.10 --etcd-member etcd-1=10.0.0.11 --etcd-member etcd-2=10.0.0.12",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -163,14 +166,14 @@ func checkServer(server string) error {
 	return nil
 }
 
-func newCheckCommand() *cobra.Command {
-	var d dirs
+func newCheckCommand(name string) *cobra.Command {
+	d := dirs{name: name}
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "List every certificate with its expiry; exit 1 if one is expired or invalid",
 		Long: "List every CA, certificate and kubeconfig client certificate in --dir and --kubeconfig-dir with its expiry, " +
 			"its CA and what is wrong with it (expired, not signed by its CA, key not matching). Exits 1 when anything is wrong. " +
-			"Certificates within 30 days of expiry are marked; renew them with gcp pki renew.",
+			"Certificates within 30 days of expiry are marked; renew them with " + name + " pki renew.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			bad, err := printCheck(cmd.OutOrStdout(), d, time.Now())
@@ -194,7 +197,7 @@ const renewSoon = 30 * 24 * time.Hour
 // problem.
 func printCheck(out io.Writer, d dirs, now time.Time) (int, error) {
 	if _, err := os.Stat(d.dir); err != nil {
-		return 0, fmt.Errorf("no PKI in %s: %w; create one with gcp pki init", d.dir, err)
+		return 0, fmt.Errorf("no PKI in %s: %w; create one with %s pki init", d.dir, err, d.name)
 	}
 	statuses, err := pki.Inspect(d.dir, now)
 	if err != nil {
@@ -237,22 +240,22 @@ func printCheck(out io.Writer, d dirs, now time.Time) (int, error) {
 	return bad, w.Flush()
 }
 
-func newRenewCommand() *cobra.Command {
-	var d dirs
+func newRenewCommand(name string) *cobra.Command {
+	d := dirs{name: name}
 	cmd := &cobra.Command{
 		Use:   "renew [all | NAME...]",
 		Short: "Re-issue leaf certificates for another year, keeping the CAs and keys",
-		Long: "Re-issue the leaf certificates in --dir (all of them, or those named as gcp pki check lists them) for the keys " +
+		Long: "Re-issue the leaf certificates in --dir (all of them, or those named as " + name + " pki check lists them) for the keys " +
 			"they have, with the same names and another year of validity, and rewrite the kubeconfigs in --kubeconfig-dir " +
 			"with the renewed client certificates, keeping their server. CAs are never renewed here. Copy renewed files to " +
-			"the machines that use them and restart the processes that read them at start (gcp controllers, and gcp apiserver " +
-			"for its etcd client certificate; gcp etcd and gcp apiserver's serving certificate are reloaded by themselves).",
+			"the machines that use them and restart the processes that read them at start (" + name + " controllers, and " + name + " apiserver " +
+			"for its etcd client certificate; " + name + " etcd and " + name + " apiserver's serving certificate are reloaded by themselves).",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 && args[0] == "all" {
 				args = nil
 			}
 			if _, err := os.Stat(d.dir); err != nil {
-				return fmt.Errorf("no PKI in %s: %w; create one with gcp pki init", d.dir, err)
+				return fmt.Errorf("no PKI in %s: %w; create one with %s pki init", d.dir, err, d.name)
 			}
 			renewed, err := pki.Renew(d.dir, args, time.Now())
 			out := cmd.OutOrStdout()

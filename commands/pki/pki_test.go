@@ -10,7 +10,7 @@ import (
 
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	cmd := NewCommand()
+	cmd := NewCommand("gcp")
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)

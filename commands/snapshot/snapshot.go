@@ -17,9 +17,10 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
-// NewCommand returns `gcp snapshot save|ls|delete|prune|restore` for data
-// dirs whose default is defaultDataDir.
-func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
+// NewCommand returns `snapshot save|ls|delete|prune|restore` for data dirs
+// whose default is defaultDataDir. name is the product's, as main's root
+// command is called.
+func NewCommand(ctx context.Context, name, defaultDataDir string) *cobra.Command {
 	var dataDir, snapshotDir string
 	var compressed bool
 	dir := func() etcd.SnapshotDir {
@@ -30,15 +31,15 @@ func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "Save, list, delete, prune and restore snapshots of a gcp start data dir",
-		Long: "Snapshots of the etcd data of a `gcp start` data dir, running or not: while it runs, through the member's " +
-			"private socket without downtime. `gcp start --snapshot-interval` takes them on a schedule into the same directory. " +
+		Short: "Save, list, delete, prune and restore snapshots of a " + name + " start data dir",
+		Long: "Snapshots of the etcd data of a `" + name + " start` data dir, running or not: while it runs, through the member's " +
+			"private socket without downtime. `" + name + " start --snapshot-interval` takes them on a schedule into the same directory. " +
 			"A snapshot holds every object, secrets included: keep it as private as the data dir. " +
-			"For `gcp etcd` clusters use `gcp etcd snapshot`.",
+			"For `" + name + " etcd` clusters use `" + name + " etcd snapshot`.",
 		Args: cobra.NoArgs,
 	}
-	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", defaultDataDir, "The gcp start data dir.")
-	cmd.PersistentFlags().StringVar(&snapshotDir, "snapshot-dir", "", "Directory of the snapshots; empty means <data-dir>/snapshots, as gcp start's.")
+	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", defaultDataDir, "The "+name+" start data dir.")
+	cmd.PersistentFlags().StringVar(&snapshotDir, "snapshot-dir", "", "Directory of the snapshots; empty means <data-dir>/snapshots, as "+name+" start's.")
 
 	save := &cobra.Command{
 		Use:   "save",
@@ -104,11 +105,11 @@ func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
 	var bump uint64
 	restore := &cobra.Command{
 		Use:   "restore FILE --data-dir NEW_DATA_DIR",
-		Short: "Make a new data dir's etcd from a snapshot; then gcp start --data-dir NEW_DATA_DIR serves it",
-		Long: "Make the etcd data of a new data dir from a snapshot (from `gcp snapshot save`, a scheduled snapshot or " +
-			"`gcp etcd snapshot save`), also on another machine with another address and port: the member forgets where the " +
+		Short: "Make a new data dir's etcd from a snapshot; then " + name + " start --data-dir NEW_DATA_DIR serves it",
+		Long: "Make the etcd data of a new data dir from a snapshot (from `" + name + " snapshot save`, a scheduled snapshot or " +
+			"`" + name + " etcd snapshot save`), also on another machine with another address and port: the member forgets where the " +
 			"snapshot came from and keeps every object. Copy the old data dir's pki/ into the new one first to keep its CA, " +
-			"certificates and service account keys (tokens stay valid); without it gcp start makes a new PKI. " +
+			"certificates and service account keys (tokens stay valid); without it " + name + " start makes a new PKI. " +
 			"The data dir must have no etcd data; a truncated or corrupt snapshot fails and leaves nothing behind.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -123,7 +124,7 @@ func NewCommand(ctx context.Context, defaultDataDir string) *cobra.Command {
 			if _, err := os.Stat(filepath.Join(abs, "pki", "ca.crt")); err != nil {
 				hasPKI = "with a new PKI (no pki/ was copied in)"
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Restored %s into %s; gcp start --data-dir %s serves it %s\n", args[0], abs, dataDir, hasPKI)
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "Restored %s into %s; %s start --data-dir %s serves it %s\n", args[0], abs, name, dataDir, hasPKI)
 			return err
 		},
 	}

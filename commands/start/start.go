@@ -12,9 +12,11 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/term"
 
+	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
 	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
@@ -22,8 +24,15 @@ import (
 // DefaultDataDir is where `gcp start` keeps its state.
 const DefaultDataDir = allinone.DefaultDataDir
 
-// NewOptions returns the defaults of `gcp start`, allinone.NewOptions.
-func NewOptions() *allinone.Options { return allinone.NewOptions() }
+// NewOptions returns the defaults of `start` for the composition's APIs:
+// allinone.NewOptions, with the composition's admission plugins in the API
+// server's options, as allinone.Start adds them.
+func NewOptions(comp composition.Composition) *allinone.Options {
+	o := allinone.NewOptions()
+	// The stack's own admission plugins are flags' values too.
+	o.APIServer.AddAdmissionPlugins(comp.AdmissionPlugins)
+	return o
+}
 
 // derivedFlags are the flags of `gcp apiserver` that `gcp start` does not
 // take: Start derives their values from the data dir (its PKI, its etcd
@@ -43,11 +52,12 @@ var derivedFlags = []string{
 // derives from its data dir, or make no sense for a member with no peers.
 var etcdFlagsInOneProcess = []string{"quota-backend-bytes", "min-free-disk", "log-level"}
 
-// AddFlags adds the flags of `gcp start` to fss: its own, then every flag
-// of `gcp apiserver` and `gcp etcd` that makes sense in one process, in the same
-// sections, with the same names and help, and the defaults in o. Call
-// o.APIServer.AddAdmissionPlugins first for the stack's own plugins.
-func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
+// AddFlags adds the flags of `start` to fss: its own, then every flag of
+// `apiserver` and `etcd` that makes sense in one process, and `controllers`'
+// --controllers choosing among comp's controllers, in the same sections,
+// with the same names and help, and the defaults in o. name is the
+// product's, as main's root command is called.
+func AddFlags(o *allinone.Options, name string, comp composition.Composition, fss *cliflag.NamedFlagSets) {
 	fs := fss.FlagSet("start")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "Directory for the PKI, the etcd data and admin.kubeconfig; created with mode 0700.")
 	fs.StringSliceVar(&o.TLSSANs, "tls-san", o.TLSSANs, "Extra DNS names or IP addresses for the serving certificate.")
@@ -74,35 +84,41 @@ func AddFlags(o *allinone.Options, fss *cliflag.NamedFlagSets) {
 		f.Usage += " Empty: <data-dir>/" + allinone.AuditPolicyName + ", a default written the first time it is needed."
 	}
 	if f := fss.FlagSet("secure serving").Lookup("secure-port"); f != nil {
-		f.Usage += " In gcp start, 0 picks a free port."
+		f.Usage += " In " + name + " start, 0 picks a free port."
 	}
+	// The same flag as `controllers --controllers`, setting o.Controllers:
+	// a controller manager in one process has nothing else to configure.
+	controllersFlags := cliflag.NamedFlagSets{}
+	controllerscmd.NewOptions(comp).AddFlags(&controllersFlags)
+	selection := controllersFlags.FlagSet("generic").Lookup("controllers")
+	fss.FlagSet("controllers").StringSliceVar(&o.Controllers, selection.Name, o.Controllers, selection.Usage)
 
 	snap := fss.FlagSet("snapshots")
 	snap.DurationVar(&o.SnapshotInterval, "snapshot-interval", o.SnapshotInterval,
-		"Take a snapshot of etcd this often (e.g. 12h, as k3s does); 0 takes none. `gcp snapshot` lists, saves and restores them.")
+		"Take a snapshot of etcd this often (e.g. 12h, as k3s does); 0 takes none. `"+name+" snapshot` lists, saves and restores them.")
 	snap.IntVar(&o.SnapshotRetention, "snapshot-retention", o.SnapshotRetention, "How many scheduled snapshots to keep; older ones are deleted.")
 	snap.StringVar(&o.SnapshotDir, "snapshot-dir", o.SnapshotDir, "Directory for snapshots (mode 0700); empty means <data-dir>/snapshots.")
 	snap.BoolVar(&o.SnapshotCompress, "snapshot-compress", o.SnapshotCompress, "Gzip the scheduled snapshots (.db.gz); restore reads both.")
 }
 
 // NewCommand returns `start` for the control plane stack makes; it runs
-// until ctx is done.
-func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
-	o := NewOptions()
+// until ctx is done. name is the product's, as main's root command is
+// called. The stack is composed once, here; if that fails, running the
+// command returns the error.
+func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.Command {
 	comp, composeErr := stack.Compose()
-	// The stack's own admission plugins are flags' values too.
-	o.APIServer.AddAdmissionPlugins(comp.AdmissionPlugins)
+	o := NewOptions(comp)
 	fss := &cliflag.NamedFlagSets{}
-	AddFlags(o, fss)
+	AddFlags(o, name, comp, fss)
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run etcd, the API server and the controllers in one process",
-		Long: "Run a whole gcp control plane in one process: an embedded etcd member reachable only through a unix socket " +
+		Long: "Run a whole " + name + " control plane in one process: an embedded etcd member reachable only through a unix socket " +
 			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if composeErr != nil {
-				return composeErr
+				return fmt.Errorf("composing the stack: %w", composeErr)
 			}
 			defer gcheadroom.Start(gcheadroom.Default())()
 			o.Notify = sdnotify.TakeFromEnv()
@@ -111,7 +127,7 @@ func NewCommand(ctx context.Context, stack layering.Stack) *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s is serving on %s\n", cmd.Root().Name(), cp.URL)
+			fmt.Fprintf(out, "%s is serving on %s\n", name, cp.URL)
 			fmt.Fprintf(out, "admin kubeconfig: %s\n", cp.AdminKubeconfig)
 			fmt.Fprintf(out, "export KUBECONFIG=%s\n", cp.AdminKubeconfig)
 			return cp.Wait()

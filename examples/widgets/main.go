@@ -35,13 +35,14 @@ func main() {
 
 	cobra.EnableTraverseRunHooks = true // logging is set up by the root's hook
 	root := &cobra.Command{Use: "widgets", Short: "A control plane for widgets", SilenceUsage: true}
+	name := root.Name() // the commands' help and messages say "widgets"
 	root.AddCommand(
-		start.NewCommand(ctx, stack),
-		apiserver.NewCommand(ctx, stack),
-		controllers.NewCommand(ctx, stack),
-		etcd.NewCommand(ctx),
-		kubectl.NewCommand(start.DefaultDataDir),
-		version.NewCommand(root.Name()),
+		start.NewCommand(ctx, name, stack),
+		apiserver.NewCommand(ctx, name, stack),
+		controllers.NewCommand(ctx, name, stack),
+		etcd.NewCommand(ctx, name),
+		kubectl.NewCommand(name, start.DefaultDataDir),
+		version.NewCommand(name),
 	)
 	os.Exit(cli.Run(root))
 }

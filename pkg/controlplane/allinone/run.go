@@ -28,7 +28,7 @@ func (cp *ControlPlane) run(ctx context.Context, o Options, prepared *apiserver.
 	go func() { serverErr <- prepared.Run(serverCtx) }()
 	if client, err := discovery.NewDiscoveryClientForConfig(adminConfig); err == nil {
 		ready := sdnotify.Readyz(client.RESTClient())
-		go o.Notify.WhenReady(serverCtx, ready)
+		defer o.Notify.Start(serverCtx, ready)()
 		go releaseStartupGarbage(serverCtx, ready)
 	}
 	// Controllers stop first (their context ends with the server's)

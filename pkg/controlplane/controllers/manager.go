@@ -96,13 +96,9 @@ func run(ctx context.Context, c *Config) error {
 		return err
 	}
 	reached.Store(true)
-	if c.NotifySystemd {
-		// Ready once the API server answers, as /readyz's
-		// apiserver-reachable check says (a standby is ready too).
-		notify := sdnotify.FromEnv()
-		notify.Ready()
-		defer notify.Stopping()
-	}
+	// Ready once the API server answers, as /readyz's apiserver-reachable
+	// check says (a standby is ready too).
+	defer c.Notify.Start(ctx, sdnotify.Now)()
 	if c.Generic.LeaderElection.LeaderElect {
 		// A standby has nothing to sync; it is ready to take over.
 		synced.Store(true)

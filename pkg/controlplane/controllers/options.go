@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/rest"
@@ -16,6 +17,7 @@ import (
 	cmoptions "k8s.io/controller-manager/options"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/tlspolicy"
+	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
 // DefaultSecurePort is where `gcp controllers` serves /healthz and
@@ -159,10 +161,11 @@ type Config struct {
 	// Descriptors are every known controller; Generic.Controllers says
 	// which run.
 	Descriptors []Descriptor
-	// NotifySystemd sends READY=1 to systemd (Type=notify units) once the
-	// API server answers, and STOPPING=1 at the end; `gcp controllers`
-	// sets it, `gcp start` notifies for the whole process itself.
-	NotifySystemd bool
+	// Notify, under systemd, hears READY=1 once the API server answers and
+	// STOPPING=1 when the controllers begin to stop (`gcp controllers`
+	// takes it from $NOTIFY_SOCKET); the zero value, as in `gcp start`,
+	// which notifies for the whole process itself, sends nothing.
+	Notify sdnotify.Notifier
 	// OnInformersSynced, if set, is called once the controllers are
 	// running and their informers have synced (after winning leader
 	// election, when it is on); a test server waits for it.
@@ -193,7 +196,7 @@ func (o *Options) Validate() []error {
 // Config validates the options and builds the configuration.
 func (o *Options) Config() (*Config, error) {
 	if errs := o.Validate(); len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, utilerrors.NewAggregate(errs)
 	}
 	all, disabled, aliases := o.names()
 	c := &Config{UseServiceAccountCredentials: o.UseServiceAccountCredentials, ControllerOptions: map[string]ControllerOptions{}}

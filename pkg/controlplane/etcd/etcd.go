@@ -172,20 +172,19 @@ func Start(cfg Config) (*Handle, error) {
 	return h, nil
 }
 
-// Run starts a member with cfg, logs its client URLs, tells systemd it is
-// ready (sdnotify) and serves until ctx is done (then returns nil) or the
-// member fails (then returns why).
-func Run(ctx context.Context, cfg Config) error {
+// Run starts a member with cfg, logs its client URLs, tells notify (under
+// systemd) READY=1 once it serves and STOPPING=1 when it begins to stop,
+// and serves until ctx is done (then returns nil) or the member fails
+// (then returns why).
+func Run(ctx context.Context, cfg Config, notify sdnotify.Notifier) error {
 	h, err := Start(cfg)
 	if err != nil {
 		return err
 	}
 	klog.FromContext(ctx).Info("etcd is serving", "name", cfg.name(), "dataDir", cfg.DataDir, "clientURLs", h.ClientURLs())
-	notify := sdnotify.FromEnv()
-	notify.Ready()
+	defer notify.Start(ctx, sdnotify.Now)()
 	select {
 	case <-ctx.Done():
-		notify.Stopping()
 		return h.Close()
 	case err := <-h.Err():
 		_ = h.Close()

@@ -4,10 +4,14 @@
 // $NOTIFY_SOCKET. Without that variable (not under systemd) a Notifier
 // sends nothing, so components use one unconditionally.
 //
-// k8s.io/apiserver sends READY=1 by itself as soon as the server listens,
-// before /readyz is 200, and then unsets $NOTIFY_SOCKET. `gcp apiserver`
-// and `gcp start` take the variable first (TakeFromEnv), so the library
-// finds nothing to notify, and send READY=1 themselves once /readyz is 200.
+// Every part says both states one way, Notifier.Start beside the part's
+// Run: the commands take the socket with TakeFromEnv and hand the
+// Notifier to what they run (apiserver.Run and etcd.Run take it as an
+// argument, controllers.Config and allinone.Options hold it). Taking it
+// matters for the API server: k8s.io/apiserver sends READY=1 by itself as
+// soon as the server listens, before /readyz is 200, unless the variable
+// is gone, so the library finds nothing to notify and gcp says READY=1
+// once /readyz is 200.
 package sdnotify
 
 import (
@@ -32,23 +36,14 @@ type Notifier struct {
 	Socket string
 }
 
-// FromEnv returns a Notifier for $NOTIFY_SOCKET.
-func FromEnv() Notifier { return Notifier{Socket: os.Getenv(envSocket)} }
-
 // TakeFromEnv returns a Notifier for $NOTIFY_SOCKET and unsets the
 // variable, so nothing else in the process (k8s.io/apiserver) notifies
 // before the caller decides the component is ready.
 func TakeFromEnv() Notifier {
-	n := FromEnv()
+	n := Notifier{Socket: os.Getenv(envSocket)}
 	_ = os.Unsetenv(envSocket)
 	return n
 }
-
-// Ready tells systemd the component is ready.
-func (n Notifier) Ready() { n.send("READY=1") }
-
-// Stopping tells systemd the component is shutting down.
-func (n Notifier) Stopping() { n.send("STOPPING=1") }
 
 func (n Notifier) send(state string) {
 	if n.Socket == "" {
@@ -66,27 +61,44 @@ func (n Notifier) send(state string) {
 	klog.V(2).InfoS("Notified systemd", "state", state)
 }
 
-// readyPoll is how often WhenReady checks.
+// readyPoll is how often Start checks whether the component is ready.
 const readyPoll = 100 * time.Millisecond
 
-// WhenReady sends READY=1 once ready reports true, checking until ctx is
-// done, then STOPPING=1 when ctx is done. Run it in a goroutine beside
-// the component; with the zero Notifier it only waits.
-func (n Notifier) WhenReady(ctx context.Context, ready func(context.Context) bool) {
+// Start tells systemd about the component beside it, in a goroutine:
+// READY=1 once ready reports true (checked at once, then every 100 ms),
+// STOPPING=1 once ctx is done or the returned stop is called, whichever
+// comes first; READY=1 is not sent after that. stop waits until
+// STOPPING=1 is sent, so a component that defers it returns, and its
+// process exits, only after systemd has heard. With the zero Notifier
+// nothing runs and stop returns at once.
+func (n Notifier) Start(ctx context.Context, ready func(context.Context) bool) (stop func()) {
 	if n.Socket == "" {
-		return
+		return func() {}
 	}
-	err := wait.PollUntilContextCancel(ctx, readyPoll, true, func(ctx context.Context) (bool, error) {
-		return ready(ctx), nil
-	})
-	if err == nil {
-		n.Ready()
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := wait.PollUntilContextCancel(ctx, readyPoll, true, func(ctx context.Context) (bool, error) {
+			return ready(ctx), nil
+		})
+		if err == nil {
+			n.send("READY=1")
+		}
+		<-ctx.Done()
+		n.send("STOPPING=1")
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
-	<-ctx.Done()
-	n.Stopping()
 }
 
-// Readyz is a readiness check for WhenReady: GET /readyz with c answers 200.
+// Now is a readiness check for Start: ready at once, for a component
+// that starts Start only when it serves.
+func Now(context.Context) bool { return true }
+
+// Readyz is a readiness check for Start: GET /readyz with c answers 200.
 func Readyz(c rest.Interface) func(context.Context) bool {
 	return func(ctx context.Context) bool {
 		var status int

@@ -33,18 +33,14 @@ func TestNotifier(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		n.WhenReady(ctx, func(context.Context) bool {
-			select {
-			case <-ready:
-				return true
-			default:
-				return false
-			}
-		})
-	}()
+	stop := n.Start(ctx, func(context.Context) bool {
+		select {
+		case <-ready:
+			return true
+		default:
+			return false
+		}
+	})
 	close(ready)
 	if got := read(); got != "READY=1" {
 		t.Fatalf("got %q, want READY=1", got)
@@ -53,9 +49,30 @@ func TestNotifier(t *testing.T) {
 	if got := read(); got != "STOPPING=1" {
 		t.Fatalf("got %q, want STOPPING=1", got)
 	}
-	<-done
+	stop()
+
+	// A component that returns on its own (a failure, not ctx) says
+	// STOPPING=1 by its stop, which returns once it is sent: its process
+	// may exit right after.
+	stop = n.Start(context.Background(), Now)
+	if got := read(); got != "READY=1" {
+		t.Fatalf("got %q, want READY=1", got)
+	}
+	stop()
+	// Already queued: a read that would wait has none to wait for.
+	_ = conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	buf := make([]byte, 64)
+	if c, err := conn.Read(buf); err != nil || string(buf[:c]) != "STOPPING=1" {
+		t.Fatalf("stop returned before STOPPING=1 was sent: %q, %v", buf[:c], err)
+	}
+
+	// Stopped before ready: no READY=1, only STOPPING=1.
+	stop = n.Start(context.Background(), func(context.Context) bool { return false })
+	stop()
+	if got := read(); got != "STOPPING=1" {
+		t.Fatalf("got %q, want STOPPING=1", got)
+	}
 
 	// The zero Notifier sends nothing and does not block.
-	(Notifier{}).Ready()
-	(Notifier{}).WhenReady(context.Background(), func(context.Context) bool { return true })
+	(Notifier{}).Start(context.Background(), Now)()
 }
