@@ -151,3 +151,27 @@ func TestHelpSaysTheProductsName(t *testing.T) {
 		t.Errorf("widgets --help says gcp:\n%s", out.String())
 	}
 }
+
+// TestNoBackquotesInFlagHelp: pflag shows the first `quoted` words of a
+// flag's help as the name of its value ("--snapshot-interval gcp
+// snapshot" instead of "--snapshot-interval duration"), so no flag of
+// gcp's own commands has any.
+func TestNoBackquotesInFlagHelp(t *testing.T) {
+	var walk func(cmd *cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if strings.Contains(f.Usage, "`") {
+				name, _ := pflag.UnquoteUsage(f)
+				t.Errorf("%s --%s shows its value as %q: %s", cmd.CommandPath(), f.Name, name, f.Usage)
+			}
+		}
+		cmd.LocalFlags().VisitAll(check)
+		if cmd.Name() == "kubectl" {
+			return
+		}
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot(context.Background()))
+}

@@ -79,7 +79,7 @@ func newSnapshotCommand(ctx context.Context, name string) *cobra.Command {
 	}
 	fs := restore.Flags()
 	fs.StringVar(&r.DataDir, "data-dir", "", "The new member's data dir; it must not exist or be empty.")
-	fs.StringVar(&r.Name, "name", gcpetcd.DefaultName, "The new member's name, as its `"+name+" etcd --name`.")
+	fs.StringVar(&r.Name, "name", gcpetcd.DefaultName, "The new member's name, as its "+name+" etcd --name.")
 	fs.StringVar(&r.InitialCluster, "initial-cluster", "", "The new cluster, NAME=PEER_URL,...; empty means this member alone.")
 	fs.StringSliceVar(&r.PeerURLs, "initial-advertise-peer-urls", nil, "This member's peer URLs in --initial-cluster.")
 	fs.Uint64Var(&r.RevisionBump, "bump-revision", gcpetcd.DefaultRevisionBump,

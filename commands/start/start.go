@@ -95,7 +95,7 @@ func AddFlags(o *allinone.Options, name string, comp composition.Composition, fs
 
 	snap := fss.FlagSet("snapshots")
 	snap.DurationVar(&o.SnapshotInterval, "snapshot-interval", o.SnapshotInterval,
-		"Take a snapshot of etcd this often (e.g. 12h, as k3s does); 0 takes none. `"+name+" snapshot` lists, saves and restores them.")
+		"Take a snapshot of etcd this often (e.g. 12h, as k3s does); 0 takes none. "+name+" snapshot lists, saves and restores them.")
 	snap.IntVar(&o.SnapshotRetention, "snapshot-retention", o.SnapshotRetention, "How many scheduled snapshots to keep; older ones are deleted.")
 	snap.StringVar(&o.SnapshotDir, "snapshot-dir", o.SnapshotDir, "Directory for snapshots (mode 0700); empty means <data-dir>/snapshots.")
 	snap.BoolVar(&o.SnapshotCompress, "snapshot-compress", o.SnapshotCompress, "Gzip the scheduled snapshots (.db.gz); restore reads both.")
