@@ -13,8 +13,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
@@ -124,26 +122,8 @@ func TestFailedStart(t *testing.T) {
 	}
 
 	// The data dir is unlocked and etcd stopped: the plain stack starts on it.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cp, err = allinone.Start(ctx, allInOne(dataDir, nil), composeGeneric(t))
-	if err != nil {
-		t.Fatalf("starting again on the same data dir: %v", err)
-	}
-	defer func() {
-		cancel()
-		if err := cp.Wait(); err != nil {
-			t.Errorf("stopped with error: %v", err)
-		}
-	}()
-	cfg, err := clientcmd.BuildConfigFromFlags("", cp.AdminKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, client := runAllInOne(t, allInOne(dataDir, nil), composeGeneric(t))
+	ctx := context.Background()
 	if err := testserver.WaitReady(ctx, client.Discovery().RESTClient(), time.Minute); err != nil {
 		t.Fatalf("not ready after a failed start on the same data dir: %v", err)
 	}

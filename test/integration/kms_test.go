@@ -17,8 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	kmsservice "k8s.io/kms/pkg/service"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
@@ -103,30 +101,16 @@ resources:
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	o := allInOne(dataDir, nil)
 	o.SecretsEncryption = true
-	cp, err := allinone.Start(ctx, o, composeGeneric(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cancel()
-		if err := cp.Wait(); err != nil {
-			t.Errorf("stopped with error: %v", err)
-		}
-	}()
-	cfg, err := clientcmd.BuildConfigFromFlags("", cp.AdminKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := kubernetes.NewForConfigOrDie(cfg)
+	_, client := runAllInOne(t, o, composeGeneric(t))
+	ctx := context.Background()
 	readyz := func(ctx context.Context) (string, error) {
 		body, err := client.Discovery().RESTClient().Get().AbsPath("/readyz").Param("verbose", "true").DoRaw(ctx)
 		return string(body), err
 	}
 	var body string
+	var err error
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		body, err = readyz(ctx)
 		return err == nil, nil

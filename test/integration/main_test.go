@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
@@ -82,4 +84,37 @@ func allInOne(dataDir string, apiserver func(*options.Options)) allinone.Options
 		apiserver(o.APIServer)
 	}
 	return o
+}
+
+// runAllInOne starts o's control plane of comp; it stops when the test
+// ends, and a stop with an error fails the test.
+func runAllInOne(t *testing.T, o allinone.Options, comp composition.Composition) (*allinone.ControlPlane, kubernetes.Interface) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cp, err := allinone.Start(ctx, o, comp)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := cp.Wait(); err != nil {
+			t.Errorf("stopped with error: %v", err)
+		}
+	})
+	return cp, adminClient(t, cp)
+}
+
+// adminClient is a client of cp with its admin kubeconfig.
+func adminClient(t testing.TB, cp *allinone.ControlPlane) kubernetes.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", cp.AdminKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client
 }

@@ -7,8 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/layering"
@@ -42,11 +40,7 @@ func TestStopDuringPostStartHook(t *testing.T) {
 	<-running
 	// k8s.io/apiextensions-apiserver's own hooks fail the same way when
 	// stopped before they are done (docs/architecture.md); wait for them.
-	cfg, err := clientcmd.BuildConfigFromFlags("", cp.AdminKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := kubernetes.NewForConfigOrDie(cfg)
+	client := adminClient(t, cp)
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		err := client.Discovery().RESTClient().Get().AbsPath("/readyz").Param("exclude", "poststarthook/wait-for-stop").Do(ctx).Error()
 		return err == nil, nil
