@@ -116,7 +116,11 @@ func NewOptions() *Options {
 	// Admission: gcp's plugin set in upstream's order, all on by default.
 	// The composition's layers decide which of them can run
 	// (composition.Composition.AdmissionPlugins) and may add their own
-	// (AddAdmissionPlugins).
+	// (AddAdmissionPlugins). genericoptions.NewAdmissionOptions, kept for
+	// its decorators (the admission metrics), registers upstream's five
+	// plugins in a registry of its own; gcp's replaces it rather than adding
+	// to it, since a registry refuses a name twice and gcp's set holds
+	// those five too, in its own order.
 	o.Admission.Plugins = admission.NewPlugins()
 	gcpadmission.Register(o.Admission.Plugins)
 	o.Admission.RecommendedPluginOrder = gcpadmission.RecommendedOrder()
