@@ -50,9 +50,9 @@ type dataDirPKI struct {
 	controllersKubeconfig string
 }
 
-// preparePKI makes the data dir's certificates, if missing, and its
-// kubeconfigs for the server at url.
-func preparePKI(rb *rollback, dataDir string, sans []string, url string) (*dataDirPKI, error) {
+// preparePKI makes the data dir's certificates, if missing, for o's
+// TLSSANs, and its kubeconfigs for the server at url.
+func preparePKI(rb *rollback, dataDir string, o Options, url string) (*dataDirPKI, error) {
 	d := &dataDirPKI{
 		dir:                   filepath.Join(dataDir, "pki"),
 		url:                   url,
@@ -60,13 +60,14 @@ func preparePKI(rb *rollback, dataDir string, sans []string, url string) (*dataD
 		controllersKubeconfig: filepath.Join(dataDir, ControllersKubeconfigName),
 	}
 	rb.removeIfNew(d.dir)
-	files, err := pki.Ensure(pki.Options{Dir: d.dir, ServingSANs: sans})
+	po := pki.Options{Dir: d.dir, ServingSANs: o.TLSSANs, NoSync: o.NoSync}
+	files, err := pki.Ensure(po)
 	if err != nil {
 		return nil, err
 	}
 	d.files = files
 	rb.removeIfNew(d.adminKubeconfig)
-	if err := pki.WriteKubeconfig(d.adminKubeconfig, url, files.CACert, files.AdminCert, files.AdminKey, "gcp"); err != nil {
+	if err := po.WriteKubeconfig(d.adminKubeconfig, url, files.CACert, files.AdminCert, files.AdminKey, "gcp"); err != nil {
 		return nil, fmt.Errorf("admin kubeconfig: %w", err)
 	}
 	if d.adminConfig, err = clientcmd.BuildConfigFromFlags("", d.adminKubeconfig); err != nil {
@@ -75,7 +76,7 @@ func preparePKI(rb *rollback, dataDir string, sans []string, url string) (*dataD
 	// The controllers' kubeconfig is written even without controllers here,
 	// for a `gcp controllers` run against this control plane.
 	rb.removeIfNew(d.controllersKubeconfig)
-	if err := pki.WriteKubeconfig(d.controllersKubeconfig, url, files.CACert, files.ControllersCert, files.ControllersKey, "gcp"); err != nil {
+	if err := po.WriteKubeconfig(d.controllersKubeconfig, url, files.CACert, files.ControllersCert, files.ControllersKey, "gcp"); err != nil {
 		return nil, fmt.Errorf("controllers kubeconfig: %w", err)
 	}
 	return d, nil

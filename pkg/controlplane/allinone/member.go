@@ -21,6 +21,7 @@ func startEtcd(dataDir string, o Options) (*etcd.Handle, error) {
 	cfg.ListenClientURLs = []string{etcd.UnixSocketURL(EtcdSocket(dataDir))}
 	cfg.AdvertiseClientURLs = cfg.ListenClientURLs
 	cfg.DatabaseChecked = true
+	cfg.UnsafeNoFsync = cfg.UnsafeNoFsync || o.NoSync
 	return startMember(cfg)
 }
 

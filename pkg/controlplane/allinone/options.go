@@ -67,6 +67,13 @@ type Options struct {
 	// without leader election (one process owns the data dir). Empty: no
 	// controllers.
 	Controllers []string
+	// NoSync writes the data dir without syncing it to disk: the PKI and
+	// kubeconfigs (pki.Options.NoSync) and etcd's WAL and database
+	// (etcd.Config.UnsafeNoFsync). It is for a data dir thrown away when
+	// the control plane stops, as the test server's own temporary one:
+	// a machine crash may lose or corrupt what was written, a stop or a
+	// crash of the process does not. `gcp start` keeps it off.
+	NoSync bool
 }
 
 // NewOptions returns the defaults of `gcp start`, the only place they are

@@ -54,7 +54,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		return nil, err
 	}
 
-	d, err := preparePKI(rb, dataDir, o.TLSSANs, serverURL(s.BindAddress.String(), ln.Addr().(*net.TCPAddr).Port))
+	d, err := preparePKI(rb, dataDir, o, serverURL(s.BindAddress.String(), ln.Addr().(*net.TCPAddr).Port))
 	if err != nil {
 		return fail(err)
 	}

@@ -146,6 +146,13 @@ type Config struct {
 	// 1 to 10 heartbeats (etcd skips the rest of the election timeout), so
 	// shorter ones make it serve sooner.
 	HeartbeatInterval, ElectionTimeout time.Duration
+	// UnsafeNoFsync is etcd's --unsafe-no-fsync: the member never syncs
+	// its WAL or database to disk, so a write costs no fsync (a few
+	// milliseconds each on a real disk, one per write the server makes
+	// while it bootstraps). A machine crash can then lose or corrupt the
+	// data; a member that stops or crashes keeps it. Only for data that is
+	// thrown away, as the test server's is.
+	UnsafeNoFsync bool
 }
 
 // DefaultConfig returns a private single member in dataDir: clients on a
@@ -289,6 +296,7 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	ec.Dir = c.DataDir
 	ec.LogLevel = c.logLevel()
 	ec.QuotaBackendBytes = c.QuotaBackendBytes
+	ec.UnsafeNoFsync = c.UnsafeNoFsync
 	ec.ClientTLSInfo = c.ClientTLS.transport()
 	ec.PeerTLSInfo = c.PeerTLS.transport()
 	if c.HeartbeatInterval != 0 {

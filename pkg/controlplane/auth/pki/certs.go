@@ -54,7 +54,7 @@ type leafSpec struct {
 // deleted certificate) the certificate is self-signed again with that key,
 // which keeps every issued certificate valid. Anything else unreadable is an
 // error: a new CA would lock out everyone holding a certificate from the old.
-func ensureCA(certFile, keyFile, commonName string, now time.Time) (*authority, error) {
+func ensureCA(w writer, certFile, keyFile, commonName string, now time.Time) (*authority, error) {
 	haveCert, err := exists(certFile)
 	if err != nil {
 		return nil, err
@@ -85,14 +85,14 @@ func ensureCA(certFile, keyFile, commonName string, now time.Time) (*authority, 
 			if err != nil {
 				return nil, err
 			}
-			if err := writeFileAtomic(keyFile, keyPEM, 0o600); err != nil {
+			if err := w.write(keyFile, keyPEM, 0o600); err != nil {
 				return nil, err
 			}
 		}
 		if ca, err = selfSign(commonName, key, now); err != nil {
 			return nil, err
 		}
-		if err := writeFileAtomic(certFile, encodeCert(ca.cert.Raw), 0o644); err != nil {
+		if err := w.write(certFile, encodeCert(ca.cert.Raw), 0o644); err != nil {
 			return nil, err
 		}
 	}
@@ -167,7 +167,7 @@ func selfSign(commonName string, key crypto.Signer, now time.Time) (*authority, 
 // (a key is generated only when there is none). A file that exists but does
 // not parse is an error rather than silently replaced, since atomic writes
 // mean it was damaged by something other than gcp.
-func ensureLeaf(ca *authority, spec leafSpec, now time.Time) error {
+func ensureLeaf(w writer, ca *authority, spec leafSpec, now time.Time) error {
 	haveCert, err := exists(spec.certFile)
 	if err != nil {
 		return err
@@ -200,7 +200,7 @@ func ensureLeaf(ca *authority, spec leafSpec, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(spec.keyFile, keyPEM, 0o600); err != nil {
+		if err := w.write(spec.keyFile, keyPEM, 0o600); err != nil {
 			return err
 		}
 	}
@@ -208,7 +208,7 @@ func ensureLeaf(ca *authority, spec leafSpec, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(spec.certFile, certPEM, 0o644)
+	return w.write(spec.certFile, certPEM, 0o644)
 }
 
 // stillFits reports whether cert was signed by ca, is valid for at least

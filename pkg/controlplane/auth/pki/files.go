@@ -26,7 +26,17 @@ func exists(path string) (bool, error) {
 // writeFileAtomic replaces path with data and mode by writing a temporary
 // file in the same directory, syncing it and renaming it over path, so a
 // crash leaves either the old file or the new one, never half of one.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	return writer{}.write(path, data, mode)
+}
+
+// writer writes the PKI's files. noSync (Options.NoSync) skips the file's
+// and the directory's fsync: the rename still replaces the file whole for
+// every reader, but a machine crash may leave it empty.
+type writer struct{ noSync bool }
+
+// write is writeFileAtomic, without the syncs when w.noSync.
+func (w writer) write(path string, data []byte, mode os.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -44,8 +54,10 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
 	if _, err := tmp.Write(data); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
+	if !w.noSync {
+		if err := tmp.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err
@@ -53,7 +65,9 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	syncDir(dir)
+	if !w.noSync {
+		syncDir(dir)
+	}
 	return nil
 }
 

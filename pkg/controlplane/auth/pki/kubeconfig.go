@@ -19,6 +19,16 @@ import (
 // all named contextName, which is the current context. The file is replaced
 // atomically with mode 0600, since it holds a private key.
 func WriteKubeconfig(path, serverURL, caFile, clientCertFile, clientKeyFile, contextName string) error {
+	return writeKubeconfig(writer{}, path, serverURL, caFile, clientCertFile, clientKeyFile, contextName)
+}
+
+// WriteKubeconfig is the package's WriteKubeconfig, writing as Ensure with
+// o does: without syncing the file to disk when o.NoSync.
+func (o Options) WriteKubeconfig(path, serverURL, caFile, clientCertFile, clientKeyFile, contextName string) error {
+	return writeKubeconfig(writer{noSync: o.NoSync}, path, serverURL, caFile, clientCertFile, clientKeyFile, contextName)
+}
+
+func writeKubeconfig(w writer, path, serverURL, caFile, clientCertFile, clientKeyFile, contextName string) error {
 	if serverURL == "" || contextName == "" {
 		return errors.New("pki: kubeconfig needs a server URL and a context name")
 	}
@@ -53,7 +63,7 @@ func WriteKubeconfig(path, serverURL, caFile, clientCertFile, clientKeyFile, con
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("pki: %w", err)
 	}
-	if err := writeFileAtomic(path, data, 0o600); err != nil {
+	if err := w.write(path, data, 0o600); err != nil {
 		return fmt.Errorf("pki: writing kubeconfig: %w", err)
 	}
 	return nil

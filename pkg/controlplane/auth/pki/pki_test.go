@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -116,10 +117,22 @@ func copyFile(t *testing.T, from, to string) {
 	writeFile(t, to, data)
 }
 
+// TestEnsureCreatesFilesWithModes, also with NoSync, which writes the
+// same files without syncing them.
 func TestEnsureCreatesFilesWithModes(t *testing.T) {
 	t.Parallel()
+	for _, noSync := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoSync=%v", noSync), func(t *testing.T) {
+			t.Parallel()
+			ensureCreatesFilesWithModes(t, noSync)
+		})
+	}
+}
+
+func ensureCreatesFilesWithModes(t *testing.T, noSync bool) {
 	dir := filepath.Join(t.TempDir(), "data", "pki")
-	f := ensure(t, pki.Options{Dir: dir})
+	o := pki.Options{Dir: dir, NoSync: noSync}
+	f := ensure(t, o)
 
 	if *f != *pki.FilesIn(dir) {
 		t.Errorf("Ensure returned %+v, FilesIn says %+v", *f, *pki.FilesIn(dir))
@@ -155,7 +168,7 @@ func TestEnsureCreatesFilesWithModes(t *testing.T) {
 	if err := os.Chmod(kubeconfig, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := pki.WriteKubeconfig(kubeconfig, "https://127.0.0.1:6443", f.CACert, f.AdminCert, f.AdminKey, "gcp"); err != nil {
+	if err := o.WriteKubeconfig(kubeconfig, "https://127.0.0.1:6443", f.CACert, f.AdminCert, f.AdminKey, "gcp"); err != nil {
 		t.Fatal(err)
 	}
 	if got := mode(t, kubeconfig); got != 0o600 {

@@ -18,7 +18,7 @@ const serviceAccountKeyBits = 2048
 // keyFile and its public key in pubFile when missing. An unreadable key, or
 // a public key file that exists without the key or does not hold its public
 // half, is an error: a new key would invalidate every issued token.
-func ensureServiceAccountKey(keyFile, pubFile string) error {
+func ensureServiceAccountKey(w writer, keyFile, pubFile string) error {
 	haveKey, err := exists(keyFile)
 	if err != nil {
 		return err
@@ -47,7 +47,7 @@ func ensureServiceAccountKey(keyFile, pubFile string) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(keyFile, keyPEM, 0o600); err != nil {
+		if err := w.write(keyFile, keyPEM, 0o600); err != nil {
 			return err
 		}
 		pub = key.Public()
@@ -69,5 +69,5 @@ func ensureServiceAccountKey(keyFile, pubFile string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644)
+	return w.write(pubFile, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644)
 }
