@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,56 +70,94 @@ func reconcileUntil(ctx context.Context, client kubernetes.Interface, policy Pol
 // added is removed, no object is deleted, and objects annotated
 // rbac.authorization.kubernetes.io/autoupdate=false are left alone. It
 // goes on past failures and returns them all.
+//
+// It lists the policy's objects first (listed) and reconciles up to
+// passWorkers objects at once: each object is independent of the others,
+// and a start waits for the pass (/readyz), which one request after
+// another, two per object, made the last thing a start waited for.
 func Reconcile(ctx context.Context, client kubernetes.Interface, policy Policy) error {
 	p := &pass{ctx: ctx}
 	rbac := client.RbacV1()
 	namespaces := client.CoreV1().Namespaces()
+	l := listPolicy(ctx, client, policy)
 
+	var objects []func()
 	for _, role := range policy.ClusterRoles {
-		p.role("clusterrole", "", role.Name, &reconciliation.ReconcileRoleOptions{
-			Role:   reconciliation.ClusterRoleRuleOwner{ClusterRole: &role},
-			Client: reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()},
+		objects = append(objects, func() {
+			p.role("clusterrole", "", role.Name, &reconciliation.ReconcileRoleOptions{
+				Role:   reconciliation.ClusterRoleRuleOwner{ClusterRole: &role},
+				Client: listedClusterRoles{reconciliation.ClusterRoleModifier{Client: rbac.ClusterRoles()}, l},
+			})
 		})
 	}
 	for _, binding := range policy.ClusterRoleBindings {
-		p.binding("clusterrolebinding", "", binding.Name, &reconciliation.ReconcileRoleBindingOptions{
-			RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &binding},
-			Client:      reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()},
+		objects = append(objects, func() {
+			p.binding("clusterrolebinding", "", binding.Name, &reconciliation.ReconcileRoleBindingOptions{
+				RoleBinding: reconciliation.ClusterRoleBindingAdapter{ClusterRoleBinding: &binding},
+				Client:      listedClusterRoleBindings{reconciliation.ClusterRoleBindingClientAdapter{Client: rbac.ClusterRoleBindings()}, l},
+			})
 		})
 	}
 	// The namespaced objects go to kube-system, which the modifiers create
-	// when it is missing; if that fails the next pass retries.
+	// when it is missing (a create that loses a race to another is fine);
+	// if that fails the next pass retries.
 	roles := policy.Roles
 	for _, ns := range sortedKeys(roles) {
 		for _, role := range roles[ns] {
-			p.role("role", ns, role.Name, &reconciliation.ReconcileRoleOptions{
-				Role:   reconciliation.RoleRuleOwner{Role: &role},
-				Client: reconciliation.RoleModifier{Client: rbac, NamespaceClient: namespaces},
+			objects = append(objects, func() {
+				p.role("role", ns, role.Name, &reconciliation.ReconcileRoleOptions{
+					Role:   reconciliation.RoleRuleOwner{Role: &role},
+					Client: listedRoles{reconciliation.RoleModifier{Client: rbac, NamespaceClient: namespaces}, l},
+				})
 			})
 		}
 	}
 	bindings := policy.RoleBindings
 	for _, ns := range sortedKeys(bindings) {
 		for _, binding := range bindings[ns] {
-			p.binding("rolebinding", ns, binding.Name, &reconciliation.ReconcileRoleBindingOptions{
-				RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &binding},
-				Client:      reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: namespaces},
+			objects = append(objects, func() {
+				p.binding("rolebinding", ns, binding.Name, &reconciliation.ReconcileRoleBindingOptions{
+					RoleBinding: reconciliation.RoleBindingAdapter{RoleBinding: &binding},
+					Client:      listedRoleBindings{reconciliation.RoleBindingClientAdapter{Client: rbac, NamespaceClient: namespaces}, l},
+				})
 			})
 		}
 	}
+	runLimited(passWorkers, objects)
 
 	if p.interrupted {
 		p.errs = append(p.errs, fmt.Errorf("reconciling interrupted: %w", ctx.Err()))
 	}
 	if len(p.created)+len(p.updated) > 0 {
+		sort.Strings(p.created)
+		sort.Strings(p.updated)
 		klog.InfoS("Reconciled the bootstrap RBAC policy", "created", p.created, "updated", p.updated)
 	}
 	return utilerrors.NewAggregate(p.errs)
 }
 
-// pass accumulates the outcome of one Reconcile.
+// passWorkers is how many objects a pass reconciles at once.
+const passWorkers = 8
+
+// runLimited runs fs, at most n at once, and returns when all are done.
+func runLimited(n int, fs []func()) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, n)
+	for _, f := range fs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f()
+		})
+	}
+	wg.Wait()
+}
+
+// pass accumulates the outcome of one Reconcile, from several goroutines.
 type pass struct {
-	ctx              context.Context
+	ctx context.Context
+
+	mu               sync.Mutex
 	interrupted      bool
 	created, updated []string
 	errs             []error
@@ -157,11 +196,15 @@ func (p *pass) run(kind, namespace, name string, once func() (reconciliation.Rec
 		ref = kind + ".rbac.authorization.k8s.io/" + namespace + "/" + name
 	}
 	if p.ctx.Err() != nil {
+		p.mu.Lock()
 		p.interrupted = true
+		p.mu.Unlock()
 		return
 	}
+	// AlreadyExists: created since the pass listed it (or it lacks the
+	// bootstrapping label), which the retry's Get finds.
 	err := retry.OnError(retry.DefaultBackoff, func(err error) bool {
-		return apierrors.IsConflict(err) || apierrors.IsServiceUnavailable(err)
+		return apierrors.IsConflict(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsAlreadyExists(err)
 	}, func() error {
 		op, protected, missing, err := once()
 		if err != nil {
@@ -172,19 +215,28 @@ func (p *pass) run(kind, namespace, name string, once func() (reconciliation.Rec
 			klog.InfoS("Skipped a bootstrap RBAC object protected by autoupdate=false", "object", ref, "missing", missing)
 		case op == reconciliation.ReconcileCreate:
 			klog.V(2).InfoS("Created a bootstrap RBAC object", "object", ref)
-			p.created = append(p.created, ref)
+			p.record(&p.created, ref)
 		case op == reconciliation.ReconcileRecreate:
 			klog.V(2).InfoS("Recreated a bootstrap RBAC object with a new roleRef", "object", ref)
-			p.updated = append(p.updated, ref)
+			p.record(&p.updated, ref)
 		case op == reconciliation.ReconcileUpdate:
 			klog.V(2).InfoS("Updated a bootstrap RBAC object", "object", ref, "added", missing)
-			p.updated = append(p.updated, ref)
+			p.record(&p.updated, ref)
 		}
 		return nil
 	})
 	if err != nil {
+		p.mu.Lock()
 		p.errs = append(p.errs, fmt.Errorf("%s: %w", ref, err))
+		p.mu.Unlock()
 	}
+}
+
+// record appends ref to refs, one of p's lists.
+func (p *pass) record(refs *[]string, ref string) {
+	p.mu.Lock()
+	*refs = append(*refs, ref)
+	p.mu.Unlock()
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -3,6 +3,7 @@ package bootstrappolicy
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -277,7 +278,7 @@ func TestReconcileUntil(t *testing.T) {
 	}
 
 	broken := fake.NewClientset()
-	broken.PrependReactor("get", "clusterroles", func(clienttesting.Action) (bool, runtime.Object, error) {
+	broken.PrependReactor("*", "clusterroles", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewInternalError(errors.New("etcd down"))
 	})
 	err := reconcileUntil(context.Background(), broken, Default(), 10*time.Millisecond, 100*time.Millisecond)
@@ -289,5 +290,70 @@ func TestReconcileUntil(t *testing.T) {
 	cancel()
 	if err := Reconcile(ctx, fake.NewClientset(), Default()); err == nil {
 		t.Error("Reconcile with a cancelled context succeeded")
+	}
+}
+
+// TestReconcileRequests: a pass lists each kind (and namespace) once and
+// then makes one request per object it writes, none per object that is
+// fine: no GET before each create on a new cluster, none at all on a
+// restart.
+func TestReconcileRequests(t *testing.T) {
+	policy := Default()
+	objects := len(policy.ClusterRoles) + len(policy.ClusterRoleBindings)
+	lists := 2
+	for _, roles := range policy.Roles {
+		objects += len(roles)
+		lists++
+	}
+	for _, bindings := range policy.RoleBindings {
+		objects += len(bindings)
+		lists++
+	}
+	client := fake.NewClientset()
+	if err := Reconcile(context.Background(), client, policy); err != nil {
+		t.Fatal(err)
+	}
+	// kube-system is made once, by whichever role or binding comes first:
+	// a GET, a create, and for the others a GET that finds it.
+	byVerb := func() map[string]int {
+		verbs := map[string]int{}
+		for _, a := range client.Actions() {
+			if a.GetResource().Resource != "namespaces" {
+				verbs[a.GetVerb()]++
+			}
+		}
+		return verbs
+	}
+	if got, want := byVerb(), map[string]int{"list": lists, "create": objects}; !maps.Equal(got, want) {
+		t.Errorf("a pass on a new cluster made %v, want %v", got, want)
+	}
+	client.ClearActions()
+	if err := Reconcile(context.Background(), client, policy); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := byVerb(), map[string]int{"list": lists}; !maps.Equal(got, want) {
+		t.Errorf("a pass on a reconciled cluster made %v, want %v", got, want)
+	}
+}
+
+// TestReconcileObjectsWithoutTheLabel: a default object that has lost the
+// bootstrapping label, which the pass's lists select on, is still
+// reconciled (its create finds it there; the retry reads and updates it).
+func TestReconcileObjectsWithoutTheLabel(t *testing.T) {
+	client := reconciled(t)
+	ctx := context.Background()
+	rbac := client.RbacV1()
+	view, _ := rbac.ClusterRoles().Get(ctx, "view", metav1.GetOptions{})
+	delete(view.Labels, BootstrappingLabel)
+	view.Rules = nil
+	if _, err := rbac.ClusterRoles().Update(ctx, view, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Reconcile(ctx, client, Default()); err != nil {
+		t.Fatal(err)
+	}
+	view, _ = rbac.ClusterRoles().Get(ctx, "view", metav1.GetOptions{})
+	if ok, missing := rbacvalidation.Covers(view.Rules, clusterRolesByName(t)["view"].Rules); !ok {
+		t.Errorf("view not restored, missing %v", missing)
 	}
 }
