@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -127,7 +128,7 @@ func SuggestedFlowSchemas() []*flowcontrolv1.FlowSchema {
 // Ensure makes one maintenance pass over the bootstrap configuration:
 // suggested objects, then mandatory ones, then removal of auto-updated
 // objects that are no longer in the bootstrap set. It stops at the first
-// error; conflicts are left for the next pass.
+// of those steps that fails; conflicts are left for the next pass.
 func Ensure(ctx context.Context, client flowcontrolclient.FlowcontrolV1Interface, fsLister flowcontrollisters.FlowSchemaLister, plLister flowcontrollisters.PriorityLevelConfigurationLister) error {
 	fs := flowSchemas(client.FlowSchemas(), fsLister)
 	pl := priorityLevels(client.PriorityLevelConfigurations(), plLister)
@@ -152,14 +153,32 @@ func Ensure(ctx context.Context, client flowcontrolclient.FlowcontrolV1Interface
 	return nil
 }
 
+// ensureAll ensures boots, up to ensureWorkers at once: they are
+// independent objects, and a start waits for the first pass (/readyz),
+// which one create after another made one of the last things it waited
+// for. It returns the first error in boots' order.
 func ensureAll[T object](ctx context.Context, k kind[T], boots []T, mandatory bool) error {
-	for _, boot := range boots {
-		if err := ensureOne(ctx, k, boot, mandatory); err != nil {
+	errs := make([]error, len(boots))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, ensureWorkers)
+	for i, boot := range boots {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = ensureOne(ctx, k, boot, mandatory)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// ensureWorkers is how many objects of a kind ensureAll writes at once.
+const ensureWorkers = 8
 
 // ensureOne creates boot when missing, else revises the existing object
 // when the strategy asks for it.

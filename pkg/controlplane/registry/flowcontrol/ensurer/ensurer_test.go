@@ -2,6 +2,8 @@ package ensurer
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,5 +196,39 @@ func TestRunGivesUp(t *testing.T) {
 	err := run(context.Background(), client, time.Minute, 2*time.Second)
 	if err == nil {
 		t.Fatal("run succeeded although every create failed")
+	}
+}
+
+// TestEnsureAllWritesAtOnce: the objects of one step are written
+// concurrently, not one create after another (a start waits for the
+// first pass). Each create waits, a second at most, for another to be in
+// flight with it.
+func TestEnsureAllWritesAtOnce(t *testing.T) {
+	var inFlight atomic.Int32
+	together := make(chan struct{})
+	var once sync.Once
+	k := kind[*flowcontrolv1.PriorityLevelConfiguration]{
+		get: func(name string) (*flowcontrolv1.PriorityLevelConfiguration, error) {
+			return nil, apierrors.NewNotFound(flowcontrolv1.Resource("prioritylevelconfigurations"), name)
+		},
+		create: func(ctx context.Context, obj *flowcontrolv1.PriorityLevelConfiguration, _ metav1.CreateOptions) (*flowcontrolv1.PriorityLevelConfiguration, error) {
+			defer inFlight.Add(-1)
+			if inFlight.Add(1) >= 2 {
+				once.Do(func() { close(together) })
+			}
+			select {
+			case <-together:
+			case <-time.After(time.Second):
+			}
+			return obj, nil
+		},
+	}
+	if err := ensureAll(context.Background(), k, bootstrap.SuggestedPriorityLevelConfigurations, false); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-together:
+	default:
+		t.Errorf("the %d suggested priority levels were created one at a time", len(bootstrap.SuggestedPriorityLevelConfigurations))
 	}
 }
