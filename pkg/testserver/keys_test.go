@@ -3,9 +3,15 @@ package testserver
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io/fs"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 )
 
@@ -61,26 +68,107 @@ func TestServiceAccountKeyMadeOnce(t *testing.T) {
 }
 
 // TestFailedStartLeavesDataDirEmpty: a start that fails leaves a data dir
-// of the caller's as it found it, without the service account key the
-// test server wrote there for pki.Ensure.
+// of the caller's as it found it, empty or not, without the service
+// account key the test server wrote there for pki.Ensure, and without the
+// new etcd member that started while the API server's configuration was
+// built, when that is what failed.
 func TestFailedStartLeavesDataDirEmpty(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	_, err := Run(context.Background(), Options{DataDir: dir, APIServer: func(o *options.Options) {
-		o.Admission.EnablePlugins = append(o.Admission.EnablePlugins, "NoSuchPlugin")
-	}})
-	if err == nil || !strings.Contains(err.Error(), "NoSuchPlugin") {
-		t.Fatalf("got %v, want an error naming NoSuchPlugin", err)
+	for _, c := range []struct {
+		name      string
+		apiServer func(*options.Options)
+		want      string
+	}{
+		{"options", func(o *options.Options) {
+			o.Admission.EnablePlugins = append(o.Admission.EnablePlugins, "NoSuchPlugin")
+		}, "NoSuchPlugin"},
+		{"configuration", func(o *options.Options) {
+			o.APIEnablement.RuntimeConfig = map[string]string{"flowcontrol.apiserver.k8s.io/v1": "false"}
+		}, "API Priority and Fairness needs"},
+	} {
+		for _, keep := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, a file there: %v", c.name, keep), func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				var want []string
+				if keep {
+					if err := os.WriteFile(filepath.Join(dir, "keep"), nil, 0o600); err != nil {
+						t.Fatal(err)
+					}
+					want = []string{"keep"}
+				}
+				_, err := Run(context.Background(), Options{DataDir: dir, APIServer: c.apiServer})
+				if err == nil || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("got %v, want an error saying %q", err, c.want)
+				}
+				entries, err := os.ReadDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, e := range entries {
+					// The lock of a data dir that held something stays
+					// (allinone's lockDataDir), as it did before.
+					if keep && e.Name() == "gcp.lock" {
+						continue
+					}
+					names = append(names, e.Name())
+				}
+				if !slices.Equal(names, want) {
+					t.Fatalf("a failed start left %v in the data dir, want %v", names, want)
+				}
+			})
+		}
 	}
-	entries, err := os.ReadDir(dir)
+}
+
+// TestFailedStartLeavesEtcdAsItWas: a start in a data dir whose etcd
+// member has data, failing on a flag that only the API server's
+// configuration checks, leaves the member's files as they were: the
+// member, whose start writes to its WAL, starts only after the
+// configuration is built (a new member starts alongside it, and
+// TestFailedStartLeavesDataDirEmpty sees it removed).
+func TestFailedStartLeavesEtcdAsItWas(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s, err := Run(context.Background(), Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) > 0 {
-		var names []string
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		t.Fatalf("a failed start left %v in the data dir", names)
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
 	}
+	before := files(t, allinone.EtcdDir(dir))
+	// API Priority and Fairness without its API: apiserver.NewConfig's
+	// check, after the options' own.
+	_, err = Run(context.Background(), Options{DataDir: dir, APIServer: func(o *options.Options) {
+		o.APIEnablement.RuntimeConfig = map[string]string{"flowcontrol.apiserver.k8s.io/v1": "false"}
+	}})
+	if err == nil || !strings.Contains(err.Error(), "API Priority and Fairness needs") {
+		t.Fatalf("got %v, want the error of API Priority and Fairness without its API", err)
+	}
+	if after := files(t, allinone.EtcdDir(dir)); !maps.Equal(before, after) {
+		t.Errorf("a failed start changed the etcd member's files:\nbefore %v\nafter  %v", before, after)
+	}
+}
+
+// files maps every file under dir to its size and modification time.
+func files(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out[path] = fmt.Sprintf("%d bytes, %s", info.Size(), info.ModTime().Format(time.RFC3339Nano))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package allinone
 
 import (
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 
@@ -23,6 +24,37 @@ func startEtcd(dataDir string, o Options) (*etcd.Handle, error) {
 	cfg.DatabaseChecked = true
 	cfg.UnsafeNoFsync = cfg.UnsafeNoFsync || o.NoSync
 	return startMember(cfg)
+}
+
+// startEtcdAsync starts the data dir's etcd member now if it is new (no
+// member dir yet; rb then removes the etcd dir if the start fails), or
+// else when wait is called. wait returns the member once it is ready;
+// abandon, for a start that fails before it needs the member, stops a
+// member already starting.
+func startEtcdAsync(rb *rollback, dataDir string, o Options) (wait func() (*etcd.Handle, error), abandon func()) {
+	if _, err := os.Lstat(filepath.Join(EtcdDir(dataDir), "member")); !os.IsNotExist(err) {
+		return func() (*etcd.Handle, error) { return startEtcd(dataDir, o) }, func() {}
+	}
+	rb.removeIfNew(EtcdDir(dataDir))
+	type started struct {
+		store *etcd.Handle
+		err   error
+	}
+	done := make(chan started, 1)
+	go func() {
+		store, err := startEtcd(dataDir, o)
+		done <- started{store, err}
+	}()
+	wait = func() (*etcd.Handle, error) {
+		s := <-done
+		return s.store, s.err
+	}
+	abandon = func() {
+		if s := <-done; s.store != nil {
+			_ = s.store.Close()
+		}
+	}
+	return wait, abandon
 }
 
 // addFreeDiskCheck makes readiness name low disk, which the embedded

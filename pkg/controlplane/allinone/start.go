@@ -19,9 +19,10 @@ import (
 // becomes ready shortly after (poll /readyz). Everything stops when ctx is
 // done; Wait returns then. It runs three steps: the data dir and its PKI
 // (preparePKI), the API server's configuration completed from them and
-// then the embedded etcd (startEtcd), and the servers (run). A start that
-// fails (a flag only the API server's configuration can check, etcd not
-// starting) leaves the disk as it found it.
+// the embedded etcd (startEtcd: a new member starts while the
+// configuration is built, one with data after it), and the servers (run).
+// A start that fails (a flag only the API server's configuration can
+// check, etcd not starting) leaves the disk as it found it.
 func Start(ctx context.Context, o Options, comp composition.Composition) (*ControlPlane, error) {
 	if o.APIServer == nil {
 		o.APIServer = newAPIServerOptions()
@@ -59,33 +60,41 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 		return fail(err)
 	}
 	// The storage calls the embedded etcd in this process, a client per
-	// resource (pkg/controlplane/etcdstorage). The member starts after the
-	// configuration is built, and checked against the composition: a flag
-	// that makes no sense fails with its own error and nothing else.
+	// resource (pkg/controlplane/etcdstorage). A member with data starts
+	// after the configuration is built, and checked against the
+	// composition: a flag that makes no sense fails with its own error and
+	// nothing else, and leaves the data as it was. A new member starts
+	// while the configuration is built (it waits a heartbeat or more to
+	// elect itself), and a failed start removes it.
 	var member atomic.Pointer[etcd.Handle]
 	completed, etcdHealth, err := completeAPIServer(ctx, rb, o, d, ln, comp, &member)
 	if err != nil {
 		return fail(err)
 	}
+	waitMember, abandonMember := startEtcdAsync(rb, dataDir, o)
+	failBeforeEtcd := func(err error) (*ControlPlane, error) {
+		abandonMember()
+		return fail(err)
+	}
 	cfg, err := apiserver.NewConfig(completed, comp)
 	if err != nil {
-		return fail(err)
+		return failBeforeEtcd(err)
 	}
 	addFreeDiskCheck(cfg, &member)
 	var checks etcdChecks
 	if etcdHealth {
 		if checks, err = addEtcdChecks(completed.Etcd, serverConfigs(cfg)...); err != nil {
-			return fail(fmt.Errorf("etcd health checks: %w", err))
+			return failBeforeEtcd(fmt.Errorf("etcd health checks: %w", err))
 		}
 	}
 	var controllersCfg *controllers.Config
 	if len(o.Controllers) > 0 && len(comp.Controllers) > 0 {
 		if controllersCfg, err = controllersConfig(d.controllersKubeconfig, d.files, comp.Controllers, o.Controllers); err != nil {
-			return fail(err)
+			return failBeforeEtcd(err)
 		}
 	}
 
-	store, err := startEtcd(dataDir, o)
+	store, err := waitMember()
 	if err != nil {
 		return fail(err)
 	}

@@ -133,8 +133,8 @@ func defaultResourceConfig(scheme *runtime.Scheme, groups []registry.APIGroup) *
 // served kind has an OpenAPI definition and can be stored in its group's
 // storage media type. It returns the merged OpenAPI
 // definitions. NewConfig calls it first, before touching storage, so a
-// caller that builds the configuration before starting etcd (allinone)
-// fails with nothing started.
+// caller that builds the configuration before starting etcd (allinone,
+// for a member with data) fails with nothing started.
 func validateFor(o options.CompletedOptions, comp composition.Composition, scheme *runtime.Scheme) (common.GetOpenAPIDefinitions, error) {
 	definitions := comp.GetOpenAPIDefinitions()
 	if err := checkDefinitions(scheme, comp.APIGroups, definitions); err != nil {
