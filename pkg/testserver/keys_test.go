@@ -67,11 +67,10 @@ func TestServiceAccountKeyMadeOnce(t *testing.T) {
 	}
 }
 
-// TestFailedStartLeavesDataDirEmpty: a start that fails leaves a data dir
-// of the caller's as it found it, empty or not, without the service
-// account key the test server wrote there for pki.Ensure, and without the
-// new etcd member that started while the API server's configuration was
-// built, when that is what failed.
+// TestFailedStartLeavesDataDirEmpty: a start that fails, on a flag the
+// options check or one only the API server's configuration does, leaves a
+// data dir of the caller's as it found it, empty or not, without the
+// service account key the test server wrote there for pki.Ensure.
 func TestFailedStartLeavesDataDirEmpty(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -126,8 +125,8 @@ func TestFailedStartLeavesDataDirEmpty(t *testing.T) {
 // member has data, failing on a flag that only the API server's
 // configuration checks, leaves the member's files as they were: the
 // member, whose start writes to its WAL, starts only after the
-// configuration is built (a new member starts alongside it, and
-// TestFailedStartLeavesDataDirEmpty sees it removed).
+// configuration is built (only a new member of an Ephemeral data dir
+// starts alongside it: TestEphemeralFailedStartRemovesNewMember).
 func TestFailedStartLeavesEtcdAsItWas(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

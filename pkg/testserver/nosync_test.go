@@ -18,7 +18,7 @@ import (
 
 // TestOwnDataDirIsNotSynced: a server in a data dir of its own, which
 // Stop removes, writes etcd without a single fsync (etcd's
-// --unsafe-no-fsync, allinone.Options.NoSync), while one in the caller's
+// --unsafe-no-fsync, allinone.Options.Ephemeral), while one in the caller's
 // data dir syncs as `gcp start` does. It reads etcd's count of WAL
 // fsyncs, a metric of the whole process: it runs alone (no t.Parallel, so
 // the parallel tests wait), and the caller's-dir server shows that the

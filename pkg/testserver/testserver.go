@@ -62,7 +62,7 @@ type Options struct {
 	CRDPaths []string
 	// DataDir holds the PKI and etcd data; empty means a new temporary
 	// directory, removed by Stop, which the server writes without syncing
-	// it to disk (allinone.Options.NoSync): a few milliseconds saved per
+	// it to disk (allinone.Options.Ephemeral): a few milliseconds saved per
 	// file and per etcd write. A DataDir given here is synced, as `gcp
 	// start` syncs its own.
 	DataDir string
@@ -207,8 +207,9 @@ func run(ctx context.Context, o Options, log *logSink, freshDir bool) (*Server, 
 	ctx, s.cancel = context.WithCancel(ctx)
 	ao := allinone.NewOptions()
 	ao.DataDir, ao.Etcd.MinFreeDisk, ao.Etcd.LogOutput = o.DataDir, minFreeDisk, log
-	// Data thrown away at Stop need not survive a machine crash.
-	ao.NoSync = freshDir
+	// Data thrown away at Stop need not survive a machine crash, nor a
+	// flag that makes no sense leave the etcd member untouched.
+	ao.Ephemeral = freshDir
 	// Its own listener, whose connections Stop closes at once instead of
 	// waiting out HTTP/2's GOAWAY timeout on idle ones.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -60,7 +60,7 @@ func preparePKI(rb *rollback, dataDir string, o Options, url string) (*dataDirPK
 		controllersKubeconfig: filepath.Join(dataDir, ControllersKubeconfigName),
 	}
 	rb.removeIfNew(d.dir)
-	po := pki.Options{Dir: d.dir, ServingSANs: o.TLSSANs, NoSync: o.NoSync}
+	po := pki.Options{Dir: d.dir, ServingSANs: o.TLSSANs, NoSync: o.Ephemeral}
 	files, err := pki.Ensure(po)
 	if err != nil {
 		return nil, err

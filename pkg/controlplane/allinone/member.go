@@ -22,17 +22,17 @@ func startEtcd(dataDir string, o Options) (*etcd.Handle, error) {
 	cfg.ListenClientURLs = []string{etcd.UnixSocketURL(EtcdSocket(dataDir))}
 	cfg.AdvertiseClientURLs = cfg.ListenClientURLs
 	cfg.DatabaseChecked = true
-	cfg.UnsafeNoFsync = cfg.UnsafeNoFsync || o.NoSync
+	cfg.UnsafeNoFsync = cfg.UnsafeNoFsync || o.Ephemeral
 	return startMember(cfg)
 }
 
 // startEtcdAsync starts the data dir's etcd member now if it is new (no
-// member dir yet; rb then removes the etcd dir if the start fails), or
-// else when wait is called. wait returns the member once it is ready;
-// abandon, for a start that fails before it needs the member, stops a
-// member already starting.
+// member dir yet; rb then removes the etcd dir if the start fails) and
+// o.Ephemeral, or else when wait is called. wait returns the member once
+// it is ready; abandon, for a start that fails before it needs the
+// member, stops a member already starting.
 func startEtcdAsync(rb *rollback, dataDir string, o Options) (wait func() (*etcd.Handle, error), abandon func()) {
-	if _, err := os.Lstat(filepath.Join(EtcdDir(dataDir), "member")); !os.IsNotExist(err) {
+	if _, err := os.Lstat(filepath.Join(EtcdDir(dataDir), "member")); !o.Ephemeral || !os.IsNotExist(err) {
 		return func() (*etcd.Handle, error) { return startEtcd(dataDir, o) }, func() {}
 	}
 	rb.removeIfNew(EtcdDir(dataDir))

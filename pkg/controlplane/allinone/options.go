@@ -67,13 +67,18 @@ type Options struct {
 	// without leader election (one process owns the data dir). Empty: no
 	// controllers.
 	Controllers []string
-	// NoSync writes the data dir without syncing it to disk: the PKI and
-	// kubeconfigs (pki.Options.NoSync) and etcd's WAL and database
-	// (etcd.Config.UnsafeNoFsync). It is for a data dir thrown away when
-	// the control plane stops, as the test server's own temporary one:
-	// a machine crash may lose or corrupt what was written, a stop or a
-	// crash of the process does not. `gcp start` keeps it off.
-	NoSync bool
+	// Ephemeral says the data dir is thrown away when the control plane
+	// stops, as the test server's own temporary one is, which lets Start
+	// go faster. It writes the data dir without syncing it to disk: the
+	// PKI and kubeconfigs (pki.Options.NoSync) and etcd's WAL and database
+	// (etcd.Config.UnsafeNoFsync); a machine crash may lose or corrupt
+	// what was written, a stop or a crash of the process does not. And a
+	// new etcd member starts while the API server's configuration is
+	// built, instead of after it: a flag that only the configuration
+	// checks then fails after etcd has started and stopped, which logs a
+	// few lines of its own (a failed start still removes the member).
+	// `gcp start` keeps it off.
+	Ephemeral bool
 }
 
 // NewOptions returns the defaults of `gcp start`, the only place they are

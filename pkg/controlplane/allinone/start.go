@@ -19,10 +19,11 @@ import (
 // becomes ready shortly after (poll /readyz). Everything stops when ctx is
 // done; Wait returns then. It runs three steps: the data dir and its PKI
 // (preparePKI), the API server's configuration completed from them and
-// the embedded etcd (startEtcd: a new member starts while the
-// configuration is built, one with data after it), and the servers (run).
-// A start that fails (a flag only the API server's configuration can
-// check, etcd not starting) leaves the disk as it found it.
+// the embedded etcd (startEtcd: after the configuration is built, or
+// alongside it for a new member of an Ephemeral data dir), and the
+// servers (run). A start that fails (a flag only the API server's
+// configuration can check, etcd not starting) leaves the disk as it found
+// it.
 func Start(ctx context.Context, o Options, comp composition.Composition) (*ControlPlane, error) {
 	if o.APIServer == nil {
 		o.APIServer = newAPIServerOptions()
@@ -63,9 +64,9 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	// resource (pkg/controlplane/etcdstorage). A member with data starts
 	// after the configuration is built, and checked against the
 	// composition: a flag that makes no sense fails with its own error and
-	// nothing else, and leaves the data as it was. A new member starts
-	// while the configuration is built (it waits a heartbeat or more to
-	// elect itself), and a failed start removes it.
+	// nothing else, and leaves the data as it was. A new member of an
+	// Ephemeral data dir starts while the configuration is built (it waits
+	// a heartbeat or more to elect itself), and a failed start removes it.
 	var member atomic.Pointer[etcd.Handle]
 	completed, etcdHealth, err := completeAPIServer(ctx, rb, o, d, ln, comp, &member)
 	if err != nil {

@@ -134,7 +134,7 @@ func defaultResourceConfig(scheme *runtime.Scheme, groups []registry.APIGroup) *
 // storage media type. It returns the merged OpenAPI
 // definitions. NewConfig calls it first, before touching storage, so a
 // caller that builds the configuration before starting etcd (allinone,
-// for a member with data) fails with nothing started.
+// unless its data dir is Ephemeral) fails with nothing started.
 func validateFor(o options.CompletedOptions, comp composition.Composition, scheme *runtime.Scheme) (common.GetOpenAPIDefinitions, error) {
 	definitions := comp.GetOpenAPIDefinitions()
 	if err := checkDefinitions(scheme, comp.APIGroups, definitions); err != nil {
