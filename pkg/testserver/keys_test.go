@@ -106,11 +106,6 @@ func TestFailedStartLeavesDataDirEmpty(t *testing.T) {
 				}
 				var names []string
 				for _, e := range entries {
-					// The lock of a data dir that held something stays
-					// (allinone's lockDataDir), as it did before.
-					if keep && e.Name() == "gcp.lock" {
-						continue
-					}
 					names = append(names, e.Name())
 				}
 				if !slices.Equal(names, want) {

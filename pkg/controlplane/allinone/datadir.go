@@ -28,6 +28,8 @@ func openDataDir(dataDir string, ln net.Listener) (*rollback, error) {
 		closeListener()
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	lockPath := filepath.Join(dataDir, lockName)
+	_, statErr := os.Lstat(lockPath)
 	unlock, err := lockDataDir(dataDir)
 	if err != nil {
 		// Another gcp may hold a data dir this start just created too.
@@ -37,6 +39,11 @@ func openDataDir(dataDir string, ln net.Listener) (*rollback, error) {
 	rb.undoDataDir = undoDataDir
 	rb.onStop(closeListener)
 	rb.onStop(unlock)
+	// A failed start in a data dir that held other files leaves it as it
+	// was, without a lock file of its own.
+	if os.IsNotExist(statErr) {
+		rb.undoNew = append(rb.undoNew, func() { _ = os.Remove(lockPath) })
+	}
 	return rb, nil
 }
 
@@ -126,8 +133,11 @@ func makeDataDir(dir string) (undo func(), err error) {
 // errDataDirInUse is lockDataDir's error when another process holds it.
 var errDataDirInUse = errors.New("in use by another gcp process")
 
+// lockName is the lock file's name in the data dir.
+const lockName = "gcp.lock"
+
 func lockDataDir(dir string) (unlock func(), err error) {
-	f, err := os.OpenFile(filepath.Join(dir, "gcp.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("data dir lock: %w", err)
 	}
