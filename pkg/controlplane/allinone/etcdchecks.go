@@ -6,9 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -55,16 +54,22 @@ type etcdCheck struct {
 	mu     sync.RWMutex
 	prober factory.Prober
 	closed bool
-	last   error
+	// last is the last probe's result: checks run at once (/healthz and
+	// /readyz), one probing while the others read it.
+	last atomic.Pointer[probeResult]
 }
 
+// probeResult is one probe's error, nil if etcd answered.
+type probeResult struct{ err error }
+
 func newEtcdCheck(config storagebackend.Config, timeout time.Duration) *etcdCheck {
-	return &etcdCheck{
+	c := &etcdCheck{
 		config:  config,
 		timeout: timeout,
 		limiter: rate.NewLimiter(rate.Every(timeout/2), 1),
-		last:    errNotConnected,
 	}
+	c.last.Store(&probeResult{errNotConnected})
+	return c
 }
 
 var (
@@ -83,12 +88,12 @@ func (c *etcdCheck) run(*http.Request) error {
 	case c.prober == nil:
 		return errNotConnected
 	case !c.limiter.Allow():
-		return c.last
+		return c.last.Load().err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	err := c.prober.Probe(ctx)
-	c.last = err
+	c.last.Store(&probeResult{err})
 	return err
 }
 
@@ -118,44 +123,19 @@ func (c *etcdCheck) close() {
 	}
 }
 
-// addEtcdChecks adds the checks of o's servers (and of its
-// --etcd-servers-overrides) to every config, as
+// addEtcdChecks adds the checks of o's servers to every config, as
 // EtcdOptions.ApplyWithStorageFactoryTo does unless SkipHealthEndpoints.
-func addEtcdChecks(o *genericoptions.EtcdOptions, configs ...*genericapiserver.Config) (etcdChecks, error) {
-	var checks etcdChecks
-	var health, ready []healthz.HealthChecker
-	add := func(sc storagebackend.Config, healthName, readyName string) {
-		h := newEtcdCheck(sc, cmp.Or(sc.HealthcheckTimeout, storagebackend.DefaultHealthcheckTimeout))
-		r := newEtcdCheck(sc, cmp.Or(sc.ReadycheckTimeout, storagebackend.DefaultReadinessTimeout))
-		checks = append(checks, h, r)
-		health = append(health, healthz.NamedGroupedCheck(healthName, "etcd", h.run))
-		ready = append(ready, healthz.NamedGroupedCheck(readyName, "etcd-readiness", r.run))
-	}
-	add(o.StorageConfig, "etcd", "etcd-readiness")
-	if len(o.EtcdServersOverrides) > 0 {
-		overrides, err := genericoptions.ParseEtcdServersOverrides(o.EtcdServersOverrides)
-		if err != nil {
-			return nil, err
-		}
-		seen := map[string]bool{}
-		for _, override := range overrides {
-			servers := append([]string(nil), override.Servers...)
-			sort.Strings(servers)
-			key := strings.Join(servers, ";")
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			sc := o.StorageConfig
-			sc.Transport.ServerList = override.Servers
-			add(sc, fmt.Sprintf("etcd-override-%d", len(seen)-1), fmt.Sprintf("etcd-override-readiness-%d", len(seen)-1))
-		}
-	}
+// Start calls the one embedded member through o.StorageConfig and clears
+// --etcd-servers-overrides, so there are no overrides to check.
+func addEtcdChecks(o *genericoptions.EtcdOptions, configs ...*genericapiserver.Config) etcdChecks {
+	sc := o.StorageConfig
+	health := newEtcdCheck(sc, cmp.Or(sc.HealthcheckTimeout, storagebackend.DefaultHealthcheckTimeout))
+	ready := newEtcdCheck(sc, cmp.Or(sc.ReadycheckTimeout, storagebackend.DefaultReadinessTimeout))
 	for _, c := range configs {
-		c.AddHealthChecks(health...)
-		c.AddReadyzChecks(ready...)
+		c.AddHealthChecks(healthz.NamedGroupedCheck("etcd", "etcd", health.run))
+		c.AddReadyzChecks(healthz.NamedGroupedCheck("etcd-readiness", "etcd-readiness", ready.run))
 	}
-	return checks, nil
+	return etcdChecks{health, ready}
 }
 
 // start opens the checks' etcd clients: etcd must be running. On error,

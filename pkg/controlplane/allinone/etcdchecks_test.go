@@ -2,6 +2,7 @@ package allinone
 
 import (
 	"errors"
+	"sync"
 	"testing"
 
 	"k8s.io/apiserver/pkg/storage/storagebackend"
@@ -40,9 +41,25 @@ func TestEtcdChecksClose(t *testing.T) {
 			t.Errorf("check %d has no client after start", i)
 		}
 	}
-	// Within the rate limit the last answer stands.
-	if err := health.run(nil); err != nil {
-		t.Errorf("health again: %v", err)
+	// Within the rate limit the last answer stands, for checks that come at
+	// once too (/healthz and /readyz run the same check): one probes, the
+	// others answer with what it found.
+	concurrent := newEtcdCheck(sc, storagebackend.DefaultHealthcheckTimeout)
+	if err := concurrent.open(); err != nil {
+		t.Fatal(err)
+	}
+	defer concurrent.close()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if err := concurrent.run(nil); err != nil && !errors.Is(err, errNotConnected) {
+				t.Errorf("concurrent check: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := concurrent.run(nil); err != nil {
+		t.Errorf("check after the concurrent ones: %v", err)
 	}
 	checks.stop()
 	for i, c := range checks {

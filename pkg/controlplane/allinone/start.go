@@ -84,9 +84,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	addFreeDiskCheck(cfg, &member)
 	var checks etcdChecks
 	if etcdHealth {
-		if checks, err = addEtcdChecks(completed.Etcd, serverConfigs(cfg)...); err != nil {
-			return failBeforeEtcd(fmt.Errorf("etcd health checks: %w", err))
-		}
+		checks = addEtcdChecks(completed.Etcd, serverConfigs(cfg)...)
 	}
 	var controllersCfg *controllers.Config
 	if len(o.Controllers) > 0 && len(comp.Controllers) > 0 {
