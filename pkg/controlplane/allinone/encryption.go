@@ -178,12 +178,8 @@ func secretsTransformer(transformers map[schema.GroupResource]value.Transformer)
 // resources that names secrets, all of the core group, or everything,
 // the API server's order), each reading a value without its prefix.
 func secretsKeys(path string) (map[string]value.Transformer, error) {
-	data, err := os.ReadFile(path)
+	config, err := readEncryptionConfig(path)
 	if err != nil {
-		return nil, err
-	}
-	var config apiserverv1.EncryptionConfiguration
-	if err := yaml.Unmarshal(data, &config); err != nil {
 		return nil, err
 	}
 	var providers []apiserverv1.ProviderConfiguration
@@ -229,18 +225,25 @@ func secretsKeys(path string) (map[string]value.Transformer, error) {
 	return keys, nil
 }
 
+// readEncryptionConfig reads the encryption configuration at path.
+func readEncryptionConfig(path string) (apiserverv1.EncryptionConfiguration, error) {
+	var config apiserverv1.EncryptionConfiguration
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return config, err
+	}
+	err = yaml.Unmarshal(data, &config)
+	return config, err
+}
+
 // usesKMS reports whether the encryption configuration at path (none if
 // empty) has a KMS provider.
 func usesKMS(path string) (bool, error) {
 	if path == "" {
 		return false, nil
 	}
-	data, err := os.ReadFile(path)
+	config, err := readEncryptionConfig(path)
 	if err != nil {
-		return false, fmt.Errorf("encryption config: %w", err)
-	}
-	var config apiserverv1.EncryptionConfiguration
-	if err := yaml.Unmarshal(data, &config); err != nil {
 		return false, fmt.Errorf("encryption config %s: %w", path, err)
 	}
 	for _, r := range config.Resources {
