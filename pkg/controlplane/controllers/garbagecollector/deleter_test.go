@@ -293,19 +293,7 @@ func TestForegroundOwnerWaitsForResourcesNotWatchedYet(t *testing.T) {
 	owner := deleted(configMap("owner", "u-owner"), metav1.FinalizerDeleteDependents)
 	dep := object(widgetKind, "ns", "dependent", "u-dep", refTo(owner, true))
 	c, client := testController(t, owner, dep)
-	d := &fakeDiscovery{}
-	cms := resourceList("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: allVerbs})
-	d.set(nil, cms)
-	c.monitors.discover = d.discover
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer c.monitors.stopAll()
-	defer cancel()
-	go c.builder.run()
-	if err := c.resync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	d.set(nil, cms, resourceList("example.com/v1", metav1.APIResource{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: allVerbs}))
+	ctx := watchBeforeWidgets(t, c)
 	go c.collector.runDeleteWorker(ctx)
 
 	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {

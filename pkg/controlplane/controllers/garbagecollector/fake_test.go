@@ -117,6 +117,28 @@ func testController(t *testing.T, objs ...*metav1.PartialObjectMetadata) (*contr
 	return c, client
 }
 
+// watchBeforeWidgets starts c's graph builder on a discovery that serves
+// configmaps only and has c watch them; then the discovery serves widgets
+// too, as when their definition is created after c's last discovery. The
+// returned context is for c's workers; the test's end cancels it and
+// stops c's monitors.
+func watchBeforeWidgets(t *testing.T, c *controller) context.Context {
+	t.Helper()
+	d := &fakeDiscovery{}
+	cms := resourceList("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: allVerbs})
+	d.set(nil, cms)
+	c.monitors.discover = d.discover
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(c.monitors.stopAll)
+	t.Cleanup(cancel)
+	go c.builder.run()
+	if err := c.resync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d.set(nil, cms, resourceList("example.com/v1", metav1.APIResource{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: allVerbs}))
+	return ctx
+}
+
 // notify passes informer notifications about obj (kind taken from its
 // type meta) through the event handler and the graph builder.
 func (c *controller) notify(typ eventType, obj, old *metav1.PartialObjectMetadata) {
