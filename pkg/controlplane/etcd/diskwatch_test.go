@@ -24,6 +24,17 @@ func testDiskWatch(h *Handle, dir string, min int64, free *atomic.Int64) *diskWa
 	return w
 }
 
+// startUnwatched starts a member in its own data dir with its own disk
+// watch off, for a testDiskWatch to do the checks instead, and returns the
+// dir and config (to restart it) and the member.
+func startUnwatched(t *testing.T) (string, Config, *Handle) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "etcd")
+	cfg := DefaultConfig(dir)
+	cfg.MinFreeDisk = 0
+	return dir, cfg, startT(t, cfg)
+}
+
 func noSpaceRaised(t *testing.T, c *clientv3.Client) bool {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -47,12 +58,8 @@ func noSpaceRaised(t *testing.T, c *clientv3.Client) bool {
 // quota, an operator's) it leaves for the operator.
 func TestDiskWatchRaisesAndClearsItsOwnAlarm(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "etcd")
-	cfg := DefaultConfig(dir)
-	cfg.MinFreeDisk = 0 // the test's watch below does the checks
-	h := startT(t, cfg)
-	c := h.InProcessClient()
-	t.Cleanup(func() { _ = c.Close() })
+	dir, cfg, h := startUnwatched(t)
+	c := inProcessT(t, h)
 	ctx := context.Background()
 	put(t, c, "kept", "v")
 	put(t, c, "doomed", "v")
@@ -88,8 +95,7 @@ func TestDiskWatchRaisesAndClearsItsOwnAlarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	h = startT(t, cfg)
-	c = h.InProcessClient()
-	t.Cleanup(func() { _ = c.Close() })
+	c = inProcessT(t, h)
 	if !noSpaceRaised(t, c) {
 		t.Fatal("the alarm did not survive a restart")
 	}
@@ -142,8 +148,7 @@ func TestMinFreeDiskRefusesWrites(t *testing.T) {
 	cfg := DefaultConfig(dir)
 	cfg.MinFreeDisk = 1 << 62
 	h := startT(t, cfg)
-	c := h.InProcessClient()
-	t.Cleanup(func() { _ = c.Close() })
+	c := inProcessT(t, h)
 	deadline := time.Now().Add(10 * time.Second)
 	for h.LowDisk() == nil || !noSpaceRaised(t, c) {
 		if time.Now().After(deadline) {

@@ -35,6 +35,15 @@ func startT(t *testing.T, cfg Config) *Handle {
 	return h
 }
 
+// inProcessT is h's in-process client (what `gcp start`'s API server
+// uses), closed when the test ends.
+func inProcessT(t *testing.T, h *Handle) *clientv3.Client {
+	t.Helper()
+	c := h.InProcessClient()
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 func newClient(t *testing.T, endpoints []string, tlsConfig *tls.Config) *clientv3.Client {
 	t.Helper()
 	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second})

@@ -45,12 +45,8 @@ func walWritten(t *testing.T, dataDir string) int64 {
 // (they free space) and reads are served.
 func TestRefusedWritesDoNotGrowTheWAL(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "etcd")
-	cfg := DefaultConfig(dir)
-	cfg.MinFreeDisk = 0 // the test's watch below raises the alarm
-	h := startT(t, cfg)
-	inProcess := h.InProcessClient()
-	t.Cleanup(func() { _ = inProcess.Close() })
+	dir, _, h := startUnwatched(t)
+	inProcess := inProcessT(t, h)
 	// Quiet: every refused write is a warning in clientv3's log.
 	overGRPC, err := clientv3.New(clientv3.Config{Endpoints: h.ClientURLs(), DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
