@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,13 +96,7 @@ func (s *supervisor) current() string {
 // process leads again and a namespace deletion completes.
 func TestControllersLeadAgainAfterEtcdOutage(t *testing.T) {
 	t.Parallel()
-	c := newEtcdCluster(t, 1)
-	a := &allInOne{t: t, binary: gcpBinary, dataDir: c.base}
-	server := c.startAPIServer(a)
-	kubeconfig := filepath.Join(c.base, "controllers.kubeconfig")
-	for _, k := range []string{a.kubeconfig(), kubeconfig} {
-		mustGCP(t, "kubectl", "--kubeconfig", k, "config", "set-cluster", "gcp", "--server", server)
-	}
+	c, a, kubeconfig := startSplitAPIServer(t)
 	controllers := supervise(t, "controllers", "--kubeconfig", kubeconfig,
 		"--cluster-signing-cert-file", c.p("ca.crt"), "--cluster-signing-key-file", c.p("ca.key"),
 		// Serving on, the configuration that hung.

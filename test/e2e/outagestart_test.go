@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,13 +21,7 @@ const outageStopWithin = 10 * time.Second
 // ignored SIGTERM for about 60 s, blocked in reading the ConfigMap.
 func TestStartDuringEtcdOutageStopsOnSIGTERM(t *testing.T) {
 	t.Parallel()
-	c := newEtcdCluster(t, 1)
-	a := &allInOne{t: t, binary: gcpBinary, dataDir: c.base}
-	server := c.startAPIServer(a)
-	kubeconfig := filepath.Join(c.base, "controllers.kubeconfig")
-	for _, k := range []string{a.kubeconfig(), kubeconfig} {
-		mustGCP(t, "kubectl", "--kubeconfig", k, "config", "set-cluster", "gcp", "--server", server)
-	}
+	c, _, kubeconfig := startSplitAPIServer(t)
 	etcd := &c.members[0]
 	_ = etcd.proc.cmd.Process.Kill()
 	<-etcd.proc.done

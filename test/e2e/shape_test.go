@@ -52,9 +52,11 @@ type split struct {
 	controllersURL string
 }
 
-// startSplit starts the split shape and returns it once the API server is
-// ready and the controllers run.
-func startSplit(t *testing.T) *split {
+// startSplitAPIServer starts the split shape's etcd and API server,
+// points the admin's and the controllers' kubeconfigs at that API server
+// and returns the cluster, the admin's side and the controllers'
+// kubeconfig; starting the controllers is the caller's.
+func startSplitAPIServer(t *testing.T) (*haCluster, *allInOne, string) {
 	t.Helper()
 	c := newEtcdCluster(t, 1)
 	a := &allInOne{t: t, binary: gcpBinary, dataDir: c.base}
@@ -63,6 +65,14 @@ func startSplit(t *testing.T) *split {
 	for _, kubeconfig := range []string{a.kubeconfig(), controllersKubeconfig} {
 		mustGCP(t, "kubectl", "--kubeconfig", kubeconfig, "config", "set-cluster", "gcp", "--server", server)
 	}
+	return c, a, controllersKubeconfig
+}
+
+// startSplit starts the split shape and returns it once the API server is
+// ready and the controllers run.
+func startSplit(t *testing.T) *split {
+	t.Helper()
+	c, a, controllersKubeconfig := startSplitAPIServer(t)
 	controllersPort := freePort(t)
 	startProcess(t, "controllers", "--kubeconfig", controllersKubeconfig,
 		"--cluster-signing-cert-file", c.p("ca.crt"), "--cluster-signing-key-file", c.p("ca.key"),
