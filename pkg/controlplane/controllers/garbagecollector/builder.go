@@ -131,9 +131,13 @@ func (b *graphBuilder) observe(n *node, id objectRef) {
 }
 
 // addToOwners records n as a dependent of the owners refs name, creating
-// virtual nodes (queued for verification) for owners not seen yet. If an
-// owner is known by other coordinates than a reference says, n is queued
-// so that a worker checks the reference.
+// virtual nodes (queued for verification) for owners not seen yet. n is
+// queued if an owner is known by other coordinates than a reference says
+// (a worker checks the reference), or if an owner waits for its
+// dependents: a dependent observed after its owner's foreground deletion
+// started (informers deliver objects of different resources, and a
+// handler added to a running informer its objects, in no set order) is
+// deleted too, not left until the owner goes.
 func (b *graphBuilder) addToOwners(n *node, refs []metav1.OwnerReference) {
 	suspect := false
 	for _, ref := range refs {
@@ -144,7 +148,7 @@ func (b *graphBuilder) addToOwners(n *node, refs []metav1.OwnerReference) {
 			b.attemptToDelete.Add(o)
 		}
 		o.dependents[n] = struct{}{}
-		if _, elsewhere := refersTo(n, o.identity); elsewhere {
+		if _, elsewhere := refersTo(n, o.identity); elsewhere || o.deletingDependents {
 			suspect = true
 		}
 	}

@@ -153,6 +153,30 @@ func TestForegroundDeletionQueuesDependentsAndOwner(t *testing.T) {
 	}
 }
 
+// A dependent observed after its owner's foreground deletion started (a
+// handler added to a running informer gets its objects in no set order)
+// is queued: the owner's transition queued only the dependents it had.
+func TestDependentObservedAfterForegroundDeletionIsQueued(t *testing.T) {
+	c, _ := testController(t)
+	owner := configMap("owner", "u-owner")
+	c.notify(addEvent, deleted(owner, metav1.FinalizerDeleteDependents), nil)
+	if got := drain(c.builder.attemptToDelete); !slices.Equal(got, []string{"owner"}) {
+		t.Fatalf("attemptToDelete %v, want the owner", got)
+	}
+	c.notify(addEvent, configMap("late", "u-late", refTo(owner, false)), nil)
+	if got := drain(c.builder.attemptToDelete); !slices.Equal(got, []string{"late"}) {
+		t.Fatalf("attemptToDelete %v, want the late dependent", got)
+	}
+	// An owner reference added later to an object observed before.
+	other := configMap("other", "u-other")
+	c.notify(addEvent, other, nil)
+	drain(c.builder.attemptToDelete)
+	c.notify(updateEvent, configMap("other", "u-other", refTo(owner, false)), other)
+	if got := drain(c.builder.attemptToDelete); !slices.Equal(got, []string{"other"}) {
+		t.Fatalf("attemptToDelete %v, want the object that gained the owner", got)
+	}
+}
+
 func TestOrphanDeletionQueuesOwner(t *testing.T) {
 	c, _ := testController(t)
 	owner := configMap("owner", "u-owner")
