@@ -103,6 +103,9 @@ type Layer struct {
 	Aggregation   bool
 	// PostStartHooks run once the server serves; /readyz waits for them.
 	PostStartHooks map[string]genericapiserver.PostStartHookFunc
+	// Authenticators join the server's own (certificates, front proxy,
+	// tokens), after them, in stack order.
+	Authenticators []composition.AuthenticatorFactory
 	// Authorizers join the authorizer chain after system:masters, in
 	// stack order. A stack without any authorizes "system:masters or
 	// nothing".
@@ -244,6 +247,7 @@ func (s Stack) Compose() (composition.Composition, error) {
 		}
 		c.APIExtensions = c.APIExtensions || l.APIExtensions
 		c.Aggregator = c.Aggregator || l.Aggregation
+		c.Authenticators = append(c.Authenticators, l.Authenticators...)
 		c.Authorizers = append(c.Authorizers, l.Authorizers...)
 		c.AdmissionPlugins = append(c.AdmissionPlugins, l.AdmissionPlugins...)
 		c.Policy = c.Policy.Merge(l.Policy)

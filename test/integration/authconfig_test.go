@@ -1,14 +1,20 @@
 package integration
 
 import (
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"k8s.io/apiserver/pkg/authentication/authenticator"
+	"k8s.io/apiserver/pkg/authentication/user"
+	clientgoinformers "k8s.io/client-go/informers"
+
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/layering"
 	"github.com/gcp-project/gcp/pkg/testserver"
 )
@@ -51,10 +57,30 @@ func TestBadAuthenticationConfig(t *testing.T) {
 	for name, body := range map[string]string{
 		"not-yaml":   "{{{",
 		"wrong-kind": "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\n",
-		"jwt": `apiVersion: apiserver.config.k8s.io/v1
+		"http-issuer": `apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer: {url: "http://issuer.example.com", audiences: [gcp]}
+  claimMappings: {username: {claim: sub, prefix: ""}}
+`,
+		"cel-does-not-compile": `apiVersion: apiserver.config.k8s.io/v1
 kind: AuthenticationConfiguration
 jwt:
 - issuer: {url: "https://issuer.example.com", audiences: [gcp]}
+  claimMappings: {username: {expression: "claims.sub +"}}
+`,
+		"same-issuer-twice": `apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer: {url: "https://issuer.example.com", audiences: [gcp]}
+  claimMappings: {username: {claim: sub, prefix: ""}}
+- issuer: {url: "https://issuer.example.com", audiences: [other]}
+  claimMappings: {username: {claim: sub, prefix: ""}}
+`,
+		"ca-not-pem": `apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer: {url: "https://issuer.example.com", audiences: [gcp], certificateAuthority: "not a certificate"}
   claimMappings: {username: {claim: sub, prefix: ""}}
 `,
 		"conditions-while-disabled": `apiVersion: apiserver.config.k8s.io/v1
@@ -73,5 +99,57 @@ anonymous: {enabled: false, conditions: [{path: /livez}]}
 				t.Fatalf("want an --authentication-config error, got %v", err)
 			}
 		})
+	}
+}
+
+// TestLayerAuthenticator: a layer's own authenticator recognises requests
+// the server's do not, after them, and who it says made the request is who
+// SelfSubjectReview reports and RBAC authorizes.
+func TestLayerAuthenticator(t *testing.T) {
+	t.Parallel()
+	const header = "X-Layer-User"
+	layer := layering.Layer{
+		Name: "header-authn",
+		Authenticators: []composition.AuthenticatorFactory{func(clientgoinformers.SharedInformerFactory) (authenticator.Request, error) {
+			return authenticator.RequestFunc(func(req *http.Request) (*authenticator.Response, bool, error) {
+				name := req.Header.Get(header)
+				if name == "" {
+					return nil, false, nil
+				}
+				return &authenticator.Response{User: &user.DefaultInfo{Name: name, Groups: []string{"layer-users", user.AllAuthenticated}}}, true, nil
+			}), nil
+		}},
+	}
+	s := testserver.Start(t, testserver.Options{Stack: append(layering.Generic(), layer)})
+	c := httpsClient(t, s, nil)
+	get := func(path string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, s.URL+path, strings.NewReader(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(header, "layer-alice")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	code, body := get("/apis/authentication.k8s.io/v1/selfsubjectreviews")
+	if code != http.StatusCreated || !strings.Contains(body, `"username":"layer-alice"`) || !strings.Contains(body, `"layer-users"`) {
+		t.Fatalf("SelfSubjectReview: %d %s", code, body)
+	}
+	// Recognised, but nothing grants the user anything: 403, not 401.
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/api/v1/namespaces", nil)
+	req.Header.Set(header, "layer-alice")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("list namespaces as layer-alice: %d, want 403", resp.StatusCode)
 	}
 }

@@ -309,7 +309,15 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	if tokens != nil {
 		tokenAuthenticator = tokens.Authenticator
 	}
-	if err := o.Authentication.ApplyTo(&gc.Authentication, gc.SecureServing, tokenAuthenticator); err != nil {
+	var extra []authenticator.Request
+	for _, f := range comp.Authenticators {
+		a, err := f(c.Informers)
+		if err != nil {
+			return nil, fmt.Errorf("authentication: %w", err)
+		}
+		extra = append(extra, a)
+	}
+	if err := o.Authentication.ApplyTo(gc, tokenAuthenticator, extra...); err != nil {
 		return nil, fmt.Errorf("authentication: %w", err)
 	}
 	if err := c.applyAuthorization(); err != nil {

@@ -10,6 +10,7 @@
 package composition
 
 import (
+	"k8s.io/apiserver/pkg/authentication/authenticator"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	clientgoinformers "k8s.io/client-go/informers"
 	"k8s.io/kube-openapi/pkg/common"
@@ -37,6 +38,11 @@ type Composition struct {
 	Aggregator bool
 	// PostStartHooks are added to the native server.
 	PostStartHooks map[string]genericapiserver.PostStartHookFunc
+	// Authenticators follow the server's own (client certificates, the
+	// front proxy's headers, then bearer tokens: service accounts, JWT,
+	// the token webhook), in order; the first that recognises a request
+	// decides who made it.
+	Authenticators []AuthenticatorFactory
 	// Authorizers follow system:masters in the authorizer chain, in order.
 	// None means "system:masters or nothing" (plus public health paths).
 	Authorizers []AuthorizerFactory
@@ -59,6 +65,11 @@ type Composition struct {
 // AuthorizerFactory builds one authorizer of the chain once the server's
 // informers exist (an authorizer reads its policy from informer caches).
 type AuthorizerFactory func(informers clientgoinformers.SharedInformerFactory) (authz.Named, error)
+
+// AuthenticatorFactory builds one request authenticator once the server's
+// informers exist (an authenticator may read its users from informer
+// caches).
+type AuthenticatorFactory func(informers clientgoinformers.SharedInformerFactory) (authenticator.Request, error)
 
 // GetOpenAPIDefinitions returns gcp's definitions merged with the
 // composition's. A name defined more than once keeps its first

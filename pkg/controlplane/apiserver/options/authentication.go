@@ -2,7 +2,9 @@ package options
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 	apiserverapi "k8s.io/apiserver/pkg/apis/apiserver"
@@ -13,10 +15,12 @@ import (
 	"k8s.io/apiserver/pkg/authentication/request/headerrequest"
 	"k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/request/x509"
+	tokenunion "k8s.io/apiserver/pkg/authentication/token/union"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/authn"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/authz"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/certcache"
 )
@@ -31,10 +35,22 @@ type AuthenticationOptions struct {
 	// Anonymous lets unauthenticated requests to the public paths through
 	// as system:anonymous; anything else stays 401.
 	Anonymous bool
-	// ConfigFile is an AuthenticationConfiguration file; its anonymous
+	// ConfigFile is an AuthenticationConfiguration file: its jwt section
+	// adds JWT authenticators (OIDC ID tokens and other JWTs of the
+	// issuers it names), reloaded when the file changes; its anonymous
 	// section, when present, says when anonymous requests are allowed
 	// (enabled, and on which paths) instead of Anonymous.
 	ConfigFile string
+	// Config is an AuthenticationConfiguration given as a Go value, the
+	// test server's and a library caller's way; it is not reloaded.
+	// Mutually exclusive with ConfigFile.
+	Config *apiserverapi.AuthenticationConfiguration
+	// OIDC holds the legacy --oidc-* flags, one JWT authenticator;
+	// mutually exclusive with ConfigFile and Config, as upstream.
+	OIDC OIDCOptions
+	// TokenWebhook asks a TokenReview service about tokens no other
+	// authenticator recognised.
+	TokenWebhook TokenWebhookOptions
 	// ServiceAccounts configures service account tokens.
 	ServiceAccounts ServiceAccountOptions
 	// RequestHeader trusts a front proxy (the aggregator of another server)
@@ -45,7 +61,9 @@ type AuthenticationOptions struct {
 // NewAuthenticationOptions returns the defaults: anonymous health checks on.
 func NewAuthenticationOptions() *AuthenticationOptions {
 	return &AuthenticationOptions{
-		Anonymous: true,
+		Anonymous:    true,
+		OIDC:         OIDCOptions{UsernameClaim: "sub", SigningAlgs: []string{"RS256"}},
+		TokenWebhook: TokenWebhookOptions{Version: "v1beta1", CacheTTL: 2 * time.Minute},
 		RequestHeader: &genericoptions.RequestHeaderAuthenticationOptions{
 			UsernameHeaders:     []string{"X-Remote-User"},
 			UIDHeaders:          []string{"X-Remote-Uid"},
@@ -62,7 +80,9 @@ func (o *AuthenticationOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Anonymous, "anonymous-auth", o.Anonymous,
 		"Enables anonymous requests to "+fmt.Sprint(authz.PublicPaths())+" (as system:anonymous). Every other unauthenticated request is rejected with 401.")
 	fs.StringVar(&o.ConfigFile, "authentication-config", o.ConfigFile,
-		"File with an AuthenticationConfiguration (apiserver.config.k8s.io/v1). Its anonymous section (enabled and the paths anonymous requests may reach) replaces --anonymous-auth; jwt authenticators are not supported yet.")
+		"File with an AuthenticationConfiguration (apiserver.config.k8s.io/v1 or v1beta1). Its jwt section logs users in with tokens of the issuers it names (OIDC ID tokens), and is reloaded when the file changes; its anonymous section (enabled and the paths anonymous requests may reach) replaces --anonymous-auth. Mutually exclusive with the --oidc-* flags.")
+	o.OIDC.AddFlags(fs)
+	o.TokenWebhook.AddFlags(fs)
 	o.ServiceAccounts.AddFlags(fs)
 	o.RequestHeader.AddFlags(fs)
 }
@@ -73,19 +93,95 @@ func (o *AuthenticationOptions) Validate() []error {
 		return []error{fmt.Errorf("--client-ca-file is required: client certificates are how users authenticate")}
 	}
 	errs := append(o.ServiceAccounts.Validate(), o.RequestHeader.Validate()...)
-	if o.ConfigFile != "" {
-		if _, err := loadAuthenticationConfig(o.ConfigFile); err != nil {
+	errs = append(errs, o.OIDC.Validate()...)
+	errs = append(errs, o.TokenWebhook.Validate()...)
+	switch {
+	case o.ConfigFile != "" && o.Config != nil:
+		errs = append(errs, errors.New("--authentication-config and an AuthenticationConfiguration value are mutually exclusive"))
+	case (o.ConfigFile != "" || o.Config != nil) && o.OIDC.enabled():
+		errs = append(errs, errors.New("--authentication-config and the --oidc-* flags are mutually exclusive: write the issuer as a jwt authenticator in the file"))
+	}
+	if len(errs) == 0 {
+		if _, _, err := o.configuration(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errs
 }
 
-// ApplyTo sets the authenticator and makes the serving TLS config ask for
+// configuration returns the AuthenticationConfiguration in effect, from
+// ConfigFile (with the file's content, for reloads), Config or the
+// --oidc-* flags, validated; nil if none is given.
+func (o *AuthenticationOptions) configuration() (*apiserverapi.AuthenticationConfiguration, []byte, error) {
+	switch {
+	case o.ConfigFile != "":
+		return loadAuthenticationConfig(o.ConfigFile, o.ServiceAccounts.Issuers)
+	case o.Config != nil:
+		if err := validateAuthenticationConfig(o.Config, o.ServiceAccounts.Issuers); err != nil {
+			return nil, nil, fmt.Errorf("authentication configuration: %w", err)
+		}
+		return o.Config, nil, nil
+	case o.OIDC.enabled():
+		cfg, err := o.OIDC.configuration()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := validateAuthenticationConfig(cfg, o.ServiceAccounts.Issuers); err != nil {
+			return nil, nil, fmt.Errorf("--oidc-*: %w", err)
+		}
+		return cfg, nil, nil
+	}
+	return nil, nil, nil
+}
+
+// ApplyTo sets gc's authenticator and makes its serving TLS config ask for
 // client certificates signed by the client CA. tokens, if not nil,
-// authenticates bearer tokens (service account tokens).
-func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationInfo, serving *genericapiserver.SecureServingInfo, tokens authenticator.Token) error {
-	authn.APIAudiences = o.ServiceAccounts.Audiences()
+// authenticates bearer tokens (service account tokens); JWT authenticators
+// and the token webhook follow it, in that order, as in kube-apiserver.
+// JWT authenticators start in a post-start hook (and, from a file, are
+// reloaded while the server runs), so nothing is left running by a server
+// that fails to start. extra (a composition's own authenticators) come
+// after the server's own, before anonymous.
+func (o *AuthenticationOptions) ApplyTo(gc *genericapiserver.Config, tokens authenticator.Token, extra ...authenticator.Request) error {
+	info, serving := &gc.Authentication, gc.SecureServing
+	info.APIAudiences = o.ServiceAccounts.Audiences()
+	cfg, data, err := o.configuration()
+	if err != nil {
+		return err
+	}
+	var tokenAuthenticators []authenticator.Token
+	if tokens != nil {
+		tokenAuthenticators = append(tokenAuthenticators, tokens)
+	}
+	if cfg != nil && (len(cfg.JWT) > 0 || o.ConfigFile != "") {
+		jwt, err := authn.NewJWT(cfg.JWT, authn.JWTOptions{
+			APIServerID:          gc.APIServerID,
+			DisallowedIssuers:    o.ServiceAccounts.Issuers,
+			SupportedSigningAlgs: o.OIDC.signingAlgs(),
+			APIAudiences:         info.APIAudiences,
+		})
+		if err != nil {
+			return fmt.Errorf("authentication configuration: %w", err)
+		}
+		tokenAuthenticators = append(tokenAuthenticators, jwt)
+		file := o.ConfigFile
+		gc.AddPostStartHookOrDie("start-jwt-authenticators", func(hookCtx genericapiserver.PostStartHookContext) error {
+			if err := jwt.Run(hookCtx); err != nil {
+				return err
+			}
+			if file != "" {
+				go jwt.WatchConfigFile(hookCtx, file, data)
+			}
+			return nil
+		})
+	}
+	if o.TokenWebhook.ConfigFile != "" {
+		w, err := authn.NewTokenWebhook(o.TokenWebhook.ConfigFile, o.TokenWebhook.Version, o.TokenWebhook.CacheTTL, info.APIAudiences)
+		if err != nil {
+			return err
+		}
+		tokenAuthenticators = append(tokenAuthenticators, w)
+	}
 	ca, err := dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", o.ClientCAFile)
 	if err != nil {
 		return fmt.Errorf("--client-ca-file: %w", err)
@@ -110,7 +206,7 @@ func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationIn
 		// identity headers believed. It is tried before plain certificates.
 		authenticators = append(authenticators, headerrequest.NewDynamicVerifyOptionsSecure(rh.CAContentProvider.VerifyOptions,
 			rh.AllowedClientNames, rh.UsernameHeaders, rh.UIDHeaders, rh.GroupHeaders, rh.ExtraHeaderPrefixes))
-		authn.RequestHeaderConfig = rh
+		info.RequestHeaderConfig = rh
 		clientCAs = dynamiccertificates.NewUnionCAContentProvider(ca, rh.CAContentProvider)
 	}
 	if serving != nil {
@@ -120,20 +216,17 @@ func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationIn
 	// on every request (pkg/controlplane/auth/certcache says why).
 	authenticators = append(authenticators, certcache.New(x509.NewDynamic(ca.VerifyOptions, x509.CommonNameUserConversion),
 		ca.VerifyOptions, certcache.DefaultSize, certcache.DefaultTTL))
-	if tokens != nil {
-		authenticators = append(authenticators, bearertoken.New(tokens))
+	if len(tokenAuthenticators) > 0 {
+		authenticators = append(authenticators, bearertoken.New(tokenunion.New(tokenAuthenticators...)))
 	}
+	authenticators = append(authenticators, extra...)
 	var result authenticator.Request = group.NewAuthenticatedGroupAdder(union.New(authenticators...))
 	anonymousOn := o.Anonymous
 	var conditions []apiserverapi.AnonymousAuthCondition
 	for _, p := range authz.PublicPaths() {
 		conditions = append(conditions, apiserverapi.AnonymousAuthCondition{Path: p})
 	}
-	if o.ConfigFile != "" {
-		cfg, err := loadAuthenticationConfig(o.ConfigFile)
-		if err != nil {
-			return err
-		}
+	if cfg != nil {
 		if cfg.Anonymous != nil {
 			// As upstream: no conditions means every path.
 			anonymousOn, conditions = cfg.Anonymous.Enabled, cfg.Anonymous.Conditions
@@ -144,6 +237,6 @@ func (o *AuthenticationOptions) ApplyTo(authn *genericapiserver.AuthenticationIn
 		// request elsewhere without credentials is unauthenticated: 401.
 		result = union.New(result, anonymous.NewAuthenticator(conditions))
 	}
-	authn.Authenticator = result
+	info.Authenticator = result
 	return nil
 }
