@@ -27,6 +27,7 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -439,5 +440,62 @@ func TestBadAuthorizationConfigurationIsOneLine(t *testing.T) {
 		if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
 			t.Errorf("gcp %v left %s behind (%v)", args, dataDir, err)
 		}
+	}
+}
+
+// TestAuthorizationWebhookSplit runs `gcp apiserver` of the split shape
+// with kube-apiserver's older flags, --authorization-mode=Webhook,RBAC and
+// --authorization-webhook-*: the webhook decides before RBAC, and once it
+// is killed its failurePolicy (NoOpinion, as upstream gives these flags)
+// lets RBAC decide, with 403, never 500, for whom RBAC does not allow.
+func TestAuthorizationWebhookSplit(t *testing.T) {
+	t.Parallel()
+	hook := startSARWebhook(t)
+	c := newEtcdCluster(t, 1)
+	port := freePort(t)
+	server := fmt.Sprintf("https://127.0.0.1:%d", port)
+	proc := startProcess(t, c.apiserverArgs(port, c.etcdURLs, "--authorization-mode", "Webhook,RBAC",
+		"--authorization-webhook-config-file", hook.kubeconfig, "--authorization-webhook-version", "v1")...)
+	admin := filepath.Join(c.base, "admin.kubeconfig")
+	client := func(user string) kubernetes.Interface {
+		cfg, err := clientcmd.BuildConfigFromFlags(server, admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Impersonate.UserName = user
+		cfg.Timeout = 30 * time.Second
+		return kubernetes.NewForConfigOrDie(cfg)
+	}
+	eventually(t, 60*time.Second, func() error {
+		_, err := client("").Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
+		if err != nil {
+			return fmt.Errorf("%v\n%s", err, proc.log)
+		}
+		return nil
+	})
+	ctx := context.Background()
+	list := func(user string) error {
+		_, err := client(user).CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		return err
+	}
+	if _, err := client("").RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "readers"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "webhook-foe"}, {Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "rbac-user"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := list("webhook-friend"); err != nil {
+		t.Errorf("webhook-friend: %v", err)
+	}
+	if err := list("webhook-foe"); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "a foe of the webhook") {
+		t.Errorf("webhook-foe, whom RBAC allows: %v, want the webhook's 403", err)
+	}
+	hook.kill()
+	if err := list("rbac-user"); err != nil {
+		t.Errorf("rbac-user with the webhook down (failurePolicy NoOpinion): %v, want RBAC's allow", err)
+	}
+	if err := list("stranger"); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "default: webhook unreachable") {
+		t.Errorf("stranger with the webhook down: %v, want 403 saying the webhook is unreachable", err)
 	}
 }
