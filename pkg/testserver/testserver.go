@@ -27,12 +27,14 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	apiserverapi "k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/authz"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/pkg/layering"
@@ -68,6 +70,16 @@ type Options struct {
 	DataDir string
 	// APIServer adjusts the apiserver options after the test server's.
 	APIServer func(*options.Options)
+	// Authorization configures the authorizer chain as an
+	// --authorization-config file would (system:masters first, then the
+	// stack's own authorizers other than RBAC, then these in order; type
+	// RBAC is the stack's), given as a Go value; it is not reloaded. nil
+	// keeps the stack's own chain.
+	Authorization *apiserverapi.AuthorizationConfiguration
+	// Authorizers are the test's own Go authorizers: they join the chain
+	// after system:masters, with the stack's, before any configured by
+	// Authorization. SubjectAccessReviews and kubectl auth can-i see them.
+	Authorizers []authz.Named
 	// MinFreeDisk is the free space, in bytes, the data dir's file system
 	// keeps, as `gcp start --min-free-disk`: below it the embedded etcd
 	// refuses writes (507, reads and deletes go on) instead of dying when
@@ -224,6 +236,8 @@ func run(ctx context.Context, o Options, log *logSink, freshDir bool) (*Server, 
 	ao.Controllers, ao.SecretsEncryption = nil, false
 	// Tests shut down at once; no load balancer to drain.
 	ao.APIServer.GenericServerRunOptions.ShutdownDelayDuration = 0
+	ao.APIServer.Authorization.Config = o.Authorization
+	ao.APIServer.Authorization.Authorizers = append(ao.APIServer.Authorization.Authorizers, o.Authorizers...)
 	if o.APIServer != nil {
 		o.APIServer(ao.APIServer)
 	}

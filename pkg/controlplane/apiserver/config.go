@@ -149,6 +149,9 @@ func validateFor(o options.CompletedOptions, comp composition.Composition, schem
 	if _, err := admissionFor(o.Admission, comp.AdmissionPlugins); err != nil {
 		return nil, err
 	}
+	if err := checkAuthorization(o.Authorization, comp); err != nil {
+		return nil, err
+	}
 	resources, err := resourceconfig.MergeAPIResourceConfigs(defaultResourceConfig(scheme, comp.APIGroups), o.APIEnablement.RuntimeConfig, scheme)
 	if err != nil {
 		return nil, fmt.Errorf("--runtime-config: %w", err)
@@ -496,8 +499,24 @@ func (c *Config) registryAuth() registry.Auth {
 	return auth
 }
 
-// applyAuthorization builds the authorizer chain from the composition's
-// authorizers.
+// checkAuthorization refuses an authorization configuration that names
+// RBAC on a control plane without the RBAC layer (which serves the RBAC
+// API its authorizer reads).
+func checkAuthorization(o *options.AuthorizationOptions, comp composition.Composition) error {
+	cfg, _, err := o.Configuration()
+	if err != nil {
+		return err
+	}
+	if authz.HasType(cfg, authz.TypeRBAC) && !servesGroup(comp.APIGroups, rbacv1.GroupName) {
+		return fmt.Errorf("%s: authorizer type RBAC: this control plane has no RBAC (its stack has no rbac layer)", o.Source())
+	}
+	return nil
+}
+
+// applyAuthorization builds the authorizer chain: the composition's
+// authorizers and the options' Go ones, and those the options configure
+// (pkg/controlplane/auth/authz). A configuration file is reloaded by a
+// post-start hook while the server runs.
 func (c *Config) applyAuthorization() error {
 	var named []authz.Named
 	for _, f := range c.Composition.Authorizers {
@@ -507,12 +526,36 @@ func (c *Config) applyAuthorization() error {
 		}
 		named = append(named, a)
 	}
-	chain, resolver, err := authz.NewChain(named...)
+	o := c.Options.Authorization
+	if o != nil {
+		named = append(named, o.Authorizers...)
+	}
+	cfg, data, err := o.Configuration()
 	if err != nil {
 		return err
 	}
+	if cfg == nil {
+		chain, resolver, err := authz.NewChain(named...)
+		if err != nil {
+			return err
+		}
+		c.Generic.Authorization.Authorizer = chain
+		c.RuleResolver = resolver
+		return nil
+	}
+	chain, err := authz.NewReloadable(authz.Builder{Own: named, WebhookRetryBackoff: o.WebhookRetryBackoff}, cfg, c.Generic.APIServerID)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.Source(), err)
+	}
 	c.Generic.Authorization.Authorizer = chain
-	c.RuleResolver = resolver
+	c.RuleResolver = chain
+	if o.ConfigFile != "" {
+		file := o.ConfigFile
+		c.Generic.AddPostStartHookOrDie("authorization-config-reload", func(ctx genericapiserver.PostStartHookContext) error {
+			go chain.Watch(ctx, file, data)
+			return nil
+		})
+	}
 	return nil
 }
 

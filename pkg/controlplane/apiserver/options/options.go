@@ -33,6 +33,7 @@ type Options struct {
 	APIEnablement           *genericoptions.APIEnablementOptions
 	Admission               *genericoptions.AdmissionOptions
 	Authentication          *AuthenticationOptions
+	Authorization           *AuthorizationOptions
 
 	// ProxyClientCertFile and ProxyClientKeyFile identify the aggregator to
 	// aggregated API servers.
@@ -91,6 +92,7 @@ func NewOptions() *Options {
 		APIEnablement:           genericoptions.NewAPIEnablementOptions(),
 		Admission:               genericoptions.NewAdmissionOptions(),
 		Authentication:          NewAuthenticationOptions(),
+		Authorization:           NewAuthorizationOptions(),
 		EventTTL:                time.Hour,
 		// kube-apiserver's defaults.
 		IdentityLeaseDuration:      time.Hour,
@@ -148,6 +150,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	o.APIEnablement.AddFlags(fss.FlagSet("API enablement"))
 	o.Admission.AddFlags(fss.FlagSet("admission"))
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
+	o.Authorization.AddFlags(fss.FlagSet("authorization"))
 	fss.FlagSet("etcd").DurationVar(&o.EtcdRequestTimeout, "etcd-request-timeout", o.EtcdRequestTimeout,
 		"How long a request waits for etcd to answer before it fails with 504 naming etcd; 0 waits as long as the request may. "+
 			"A member without a leader is refused at once with 503 and Retry-After (a write is tried again while this lasts, so one during an election waits for the new leader).")
@@ -196,6 +199,7 @@ func (o CompletedOptions) Validate() []error {
 	// --runtime-config is checked against the schemes in apiserver.NewConfig.
 	errs = append(errs, o.Admission.Validate()...)
 	errs = append(errs, o.Authentication.Validate()...)
+	errs = append(errs, o.Authorization.Validate()...)
 	if (o.ProxyClientCertFile == "") != (o.ProxyClientKeyFile == "") {
 		errs = append(errs, fmt.Errorf("--proxy-client-cert-file and --proxy-client-key-file must be set together"))
 	}

@@ -58,7 +58,7 @@ func NewChain(authorizers ...Named) (authorizer.Authorizer, authorizer.RuleResol
 	if err != nil {
 		return nil, nil, err
 	}
-	return authz, union.NewRuleResolvers(resolvers...), nil
+	return noServerErrors{authz}, union.NewRuleResolvers(resolvers...), nil
 }
 
 // mastersRuleResolver lists the rules of the system:masters authorizer:
