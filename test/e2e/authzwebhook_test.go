@@ -63,10 +63,17 @@ func serveSARWebhook(dir string) error {
 	if err != nil {
 		return err
 	}
-	var reviews atomic.Int64
+	var reviews, tokenReviews atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /count", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, reviews.Load())
+	})
+	mux.HandleFunc("GET /tokencount", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, tokenReviews.Load())
+	})
+	mux.HandleFunc("POST /tokenreview", func(w http.ResponseWriter, r *http.Request) {
+		tokenReviews.Add(1)
+		serveTokenReview(w, r)
 	})
 	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
 		reviews.Add(1)
@@ -98,6 +105,10 @@ contexts:
   context: {cluster: webhook, user: apiserver}
 current-context: webhook
 `, l.Addr(), base64.StdEncoding.EncodeToString(caPEM))
+	if err := os.WriteFile(filepath.Join(dir, "tokenreview.kubeconfig"),
+		[]byte(strings.Replace(kubeconfig, "server: https://"+l.Addr().String()+"/", "server: https://"+l.Addr().String()+"/tokenreview", 1)), 0o600); err != nil {
+		return err
+	}
 	if err := os.WriteFile(filepath.Join(dir, "webhook.kubeconfig.tmp"), []byte(kubeconfig), 0o600); err != nil {
 		return err
 	}
@@ -188,7 +199,18 @@ func startSARWebhook(t *testing.T) *sarWebhook {
 // reviews is how many SubjectAccessReviews the webhook has answered.
 func (w *sarWebhook) reviews(t *testing.T) int {
 	t.Helper()
-	resp, err := w.client.Get(w.url + "/count")
+	return w.count(t, "/count")
+}
+
+// tokenReviews is how many TokenReviews the webhook has answered.
+func (w *sarWebhook) tokenReviews(t *testing.T) int {
+	t.Helper()
+	return w.count(t, "/tokencount")
+}
+
+func (w *sarWebhook) count(t *testing.T, path string) int {
+	t.Helper()
+	resp, err := w.client.Get(w.url + path)
 	if err != nil {
 		t.Fatal(err)
 	}
