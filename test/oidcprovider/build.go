@@ -37,6 +37,7 @@ const buildTimeout = 15 * time.Minute
 var built struct {
 	once sync.Once
 	path string
+	took time.Duration // how long this process spent building, if it did
 	err  error
 }
 
@@ -48,59 +49,66 @@ var built struct {
 // makes one build and the others wait for it.
 func Binary(t testing.TB) string {
 	t.Helper()
-	built.once.Do(func() { built.path, built.err = buildHydra() })
+	first := false
+	built.once.Do(func() {
+		first = true
+		built.path, built.took, built.err = buildHydra()
+	})
 	if built.err != nil {
 		t.Fatalf("oidcprovider: hydra %s: %v", HydraVersion, built.err)
+	}
+	if first && built.took > 0 {
+		t.Logf("oidcprovider: built hydra %s into %s in %s", HydraVersion, built.path, built.took.Round(time.Second))
 	}
 	return built.path
 }
 
-func buildHydra() (string, error) {
+func buildHydra() (string, time.Duration, error) {
 	modDir, err := findToolModule()
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	key, err := moduleKey(modDir)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("no cache directory for the built binary: %w", err)
+		return "", 0, fmt.Errorf("no cache directory for the built binary: %w", err)
 	}
 	dir := filepath.Join(base, "gcp-test")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	name := "hydra-" + HydraVersion + "-" + key
 	bin := filepath.Join(dir, name)
 	if isExecutable(bin) {
-		return bin, nil
+		return bin, 0, nil
 	}
 
 	lock, err := os.OpenFile(bin+".lock", os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("locking %s: %w", lock.Name(), err)
+		return "", 0, fmt.Errorf("locking %s: %w", lock.Name(), err)
 	}
 	// The deferred Close releases the lock.
 	if isExecutable(bin) { // another process built it while this one waited
-		return bin, nil
+		return bin, 0, nil
 	}
 
 	tmpDir, err := os.MkdirTemp(dir, name+".tmp-")
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer os.RemoveAll(tmpDir)
 	tmp := filepath.Join(tmpDir, "hydra")
 
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("building needs the go command: %w", err)
+		return "", 0, fmt.Errorf("building needs the go command: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
 	defer cancel()
@@ -114,12 +122,12 @@ func buildHydra() (string, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build in %s (after %s): %v\n%s", modDir, time.Since(start).Round(time.Second), err, out.String())
+		return "", 0, fmt.Errorf("go build in %s (after %s): %v\n%s", modDir, time.Since(start).Round(time.Second), err, out.String())
 	}
 	if err := os.Rename(tmp, bin); err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return bin, nil
+	return bin, time.Since(start), nil
 }
 
 // findToolModule walks up from the working directory, which go test sets to

@@ -117,3 +117,46 @@ func getJSON(t *testing.T, c *http.Client, url string, into any) {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 }
+
+// TestProviderTTLStopAndKill checks that Options.IDTokenTTL reaches the
+// tokens, and that Stop and Kill take the issuer away, as a test of an
+// authenticator whose issuer went down needs.
+func TestProviderTTLStopAndKill(t *testing.T) {
+	t.Parallel()
+	for _, stop := range []string{"Stop", "Kill"} {
+		t.Run(stop, func(t *testing.T) {
+			t.Parallel()
+			p := Start(t, Options{IDTokenTTL: 3 * time.Second})
+			token := p.IDToken(t, Login{Subject: "carol"})
+			exp, err := unverifiedClaim(token, "exp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			iat, err := unverifiedClaim(token, "iat")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, eok := exp.(float64)
+			i, iok := iat.(float64)
+			if !eok || !iok || e-i != 3 {
+				t.Errorf("exp %v, iat %v: want 3s apart, the TTL asked for", exp, iat)
+			}
+
+			pool := x509.NewCertPool()
+			pool.AppendCertsFromPEM(p.CAData)
+			c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+			var keys jose.JSONWebKeySet
+			getJSON(t, c, p.JWKSURL(), &keys)
+			if stop == "Stop" {
+				p.Stop()
+			} else {
+				p.Kill()
+			}
+			p.Kill() // a second end does nothing
+			if resp, err := c.Get(p.JWKSURL()); err == nil {
+				resp.Body.Close()
+				t.Fatalf("after %s the JWKS still answers %s", stop, resp.Status)
+			}
+		})
+	}
+}
