@@ -1,0 +1,376 @@
+// Package oidcprovider runs a real OpenID Connect provider, ory/hydra (an
+// OpenID Certified OAuth 2.0 server), as its own process for tests that need
+// genuine ID tokens: gcp's JWT authenticators are tested against it instead
+// of a hand-written JWKS endpoint or a mock.
+//
+// Hydra is built from the throwaway module hack/tools/hydra (so none of its
+// dependencies enter gcp's go.mod) once per machine and cached under
+// os.UserCacheDir()/gcp-test; see Binary. Start runs `hydra serve all` with
+// its in-memory database, HTTPS on two free loopback ports (public and admin)
+// with a certificate from a throwaway CA, and IDToken walks the authorization
+// code flow headlessly: hydra's login and consent requests are accepted
+// through its admin API, so no login or consent page exists or is fetched.
+//
+// This package does not import hydra; it speaks to hydra's HTTP APIs.
+package oidcprovider
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Options configure a provider.
+type Options struct {
+	// IDTokenTTL is how long the ID tokens it issues are valid; hydra's
+	// default of an hour when zero. A test of expired tokens sets a few
+	// seconds.
+	IDTokenTTL time.Duration
+}
+
+// Provider is a running hydra process.
+type Provider struct {
+	// IssuerURL is the issuer exactly as hydra writes it in its discovery
+	// document and in the iss claim of its tokens: https://127.0.0.1:<port>,
+	// with no trailing slash.
+	IssuerURL string
+	// CAFile is the path of the PEM certificate of the CA that signed the
+	// provider's serving certificate (for a JWT authenticator's
+	// certificateAuthority, or a client's root CAs).
+	CAFile string
+	// CAData is the content of CAFile.
+	CAData []byte
+
+	adminURL string
+	http     *http.Client // trusts the CA and follows no redirects
+
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has been waited for
+	out  *lockedBuffer
+
+	mu      sync.Mutex
+	clients map[string]string // client ID -> secret
+	deflt   string            // the client IDToken uses when Login names none
+}
+
+// startTimeout bounds how long hydra may take to answer /health/ready: it
+// migrates its in-memory database and generates its signing keys first.
+const startTimeout = 2 * time.Minute
+
+// Start builds hydra if needed (see Binary), starts `hydra serve all` in its
+// own process group with a configuration in t.TempDir(), and waits until its
+// public and admin endpoints are ready. The process is killed with SIGKILL
+// when the test ends; its output is logged only if the test failed.
+func Start(t testing.TB, o Options) *Provider {
+	t.Helper()
+	bin := Binary(t)
+	dir := t.TempDir()
+	caPEM, caPool := writeCerts(t, dir)
+	caFile := filepath.Join(dir, "ca.crt")
+
+	// A port found free may be taken by another process before hydra binds
+	// it; a start that fails for that reason is tried again on new ports.
+	for attempt := 1; ; attempt++ {
+		p, err := start(t, bin, dir, o, caPool)
+		if err == nil {
+			p.CAFile, p.CAData = caFile, caPEM
+			return p
+		}
+		if !errors.Is(err, errPortTaken) || attempt == 3 {
+			t.Fatalf("oidcprovider: starting hydra: %v", err)
+		}
+	}
+}
+
+var errPortTaken = errors.New("port taken")
+
+func start(t testing.TB, bin, dir string, o Options, caPool *x509.CertPool) (*Provider, error) {
+	publicPort, adminPort := freePort(t), freePort(t)
+	issuer := "https://127.0.0.1:" + strconv.Itoa(publicPort)
+	cfg := map[string]any{
+		"dsn": "memory",
+		"serve": map[string]any{
+			"public": map[string]any{"host": "127.0.0.1", "port": publicPort},
+			"admin":  map[string]any{"host": "127.0.0.1", "port": adminPort},
+			"tls": map[string]any{
+				"enabled": true,
+				"cert":    map[string]any{"path": filepath.Join(dir, "tls.crt")},
+				"key":     map[string]any{"path": filepath.Join(dir, "tls.key")},
+			},
+		},
+		"urls": map[string]any{
+			"self": map[string]any{"issuer": issuer, "public": issuer},
+			// Never fetched: IDToken reads the challenge from the
+			// redirect and accepts it through the admin API.
+			"login":   "https://login.invalid/login",
+			"consent": "https://consent.invalid/consent",
+			"error":   "https://error.invalid/error",
+		},
+		"secrets": map[string]any{"system": []string{rand.Text()}},
+		"oauth2":  map[string]any{"expose_internal_errors": true},
+		"sqa":     map[string]any{"opt_out": true},
+		"log":     map[string]any{"level": "warn", "leak_sensitive_values": true},
+	}
+	if o.IDTokenTTL > 0 {
+		cfg["ttl"] = map[string]any{"id_token": strconv.FormatInt(o.IDTokenTTL.Milliseconds(), 10) + "ms"}
+	}
+	cfgFile := filepath.Join(dir, "hydra.json")
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfgFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	out := &lockedBuffer{}
+	cmd := exec.Command(bin, "serve", "all", "--config", cfgFile, "--sqa-opt-out")
+	cmd.Dir = dir
+	// Hydra reads configuration from environment variables too (DSN,
+	// SECRETS_SYSTEM, ...): give it none of the test's.
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Provider{
+		adminURL: "https://127.0.0.1:" + strconv.Itoa(adminPort),
+		http: &http.Client{
+			Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: caPool}},
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+			Timeout: 30 * time.Second,
+		},
+		cmd:     cmd,
+		done:    make(chan struct{}),
+		out:     out,
+		clients: map[string]string{},
+	}
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			t.Logf("hydra (issuer %s) output:\n%s", issuer, out.String())
+		}
+	})
+
+	if err := p.waitReady(issuer); err != nil {
+		p.Kill()
+		if strings.Contains(out.String(), "address already in use") {
+			return nil, errPortTaken
+		}
+		if waitErr != nil {
+			err = fmt.Errorf("%w (hydra: %v)", err, waitErr)
+		}
+		return nil, err // its output is logged as the test fails
+	}
+
+	var discovery struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := p.getJSON(issuer+"/.well-known/openid-configuration", &discovery); err != nil {
+		return nil, err
+	}
+	if strings.TrimSuffix(discovery.Issuer, "/") != issuer {
+		return nil, fmt.Errorf("hydra's discovery names issuer %q, configured %q", discovery.Issuer, issuer)
+	}
+	p.IssuerURL = discovery.Issuer
+	return p, nil
+}
+
+// waitReady polls hydra's readiness endpoints until both answer 200, and
+// gives up when the process exits or startTimeout passes.
+func (p *Provider) waitReady(issuer string) error {
+	deadline := time.NewTimer(startTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if p.ready(issuer+"/health/ready") && p.ready(p.adminURL+"/health/ready") {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return errors.New("hydra exited before it was ready")
+		case <-deadline.C:
+			return fmt.Errorf("hydra not ready after %s", startTimeout)
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *Provider) ready(url string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// JWKSURL is where the provider publishes the keys its ID tokens are signed
+// with.
+func (p *Provider) JWKSURL() string {
+	return strings.TrimSuffix(p.IssuerURL, "/") + "/.well-known/jwks.json"
+}
+
+// Stop ends hydra with SIGTERM and waits for it to exit (SIGKILL after 30
+// seconds), so a test can take the issuer away after gcp fetched its keys.
+func (p *Provider) Stop() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.Kill()
+	}
+}
+
+// Kill ends hydra's process group with SIGKILL and waits for it to exit.
+// Calling it again, or after Stop, does nothing.
+func (p *Provider) Kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+// writeCerts writes a throwaway CA (ca.crt) and a serving certificate and key
+// for 127.0.0.1 and localhost signed by it (tls.crt, tls.key) into dir.
+func writeCerts(t testing.TB, dir string) (caPEM []byte, pool *x509.CertPool) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "oidcprovider test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:     []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	for name, data := range map[string][]byte{
+		"ca.crt":  caPEM,
+		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(ca)
+	return caPEM, pool
+}
+
+// handedOut remembers the ports freePort returned, so two calls in one test
+// binary never return the same port even when the kernel reuses a closed one.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
+	}
+}
+
+// lockedBuffer collects a process's output, written from two pipes' copying
+// goroutines and read by the test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
