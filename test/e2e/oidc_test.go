@@ -1,0 +1,243 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/gcp-project/gcp/test/oidcprovider"
+)
+
+// oidcConfig is an AuthenticationConfiguration trusting the issuers, each
+// with its client as audience: user names from the email claim, groups
+// from groups with groupsPrefix, uid from sub, an extra value from the
+// tenant claim, and verified emails only.
+func oidcConfig(groupsPrefix string, issuers ...oidcIssuer) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n")
+	for _, i := range issuers {
+		ca, _ := json.Marshal(string(i.ca))
+		fmt.Fprintf(&b, `- issuer:
+    url: %s
+    audiences: [%s]
+    certificateAuthority: %s
+  claimMappings:
+    username: {claim: email, prefix: ""}
+    groups: {claim: groups, prefix: %q}
+    uid: {claim: sub}
+    extra:
+    - key: example.com/tenant
+      valueExpression: 'has(claims.tenant) ? claims.tenant : ""'
+  claimValidationRules:
+  - expression: 'claims.email_verified == true'
+    message: the email address must be verified
+`, i.url, i.audience, ca, groupsPrefix)
+	}
+	return b.String()
+}
+
+// oidcIssuer is one issuer of oidcConfig.
+type oidcIssuer struct {
+	url, audience string
+	ca            []byte
+}
+
+func issuerOf(p *oidcprovider.Provider, audience string) oidcIssuer {
+	return oidcIssuer{url: p.IssuerURL, audience: audience, ca: p.CAData}
+}
+
+// devLogin is a login as dev@example.com in group devs of tenant blue.
+func devLogin(clientID string) oidcprovider.Login {
+	return oidcprovider.Login{ClientID: clientID, Subject: "dev-1234", Claims: map[string]any{
+		"email": "dev@example.com", "email_verified": true, "groups": []string{"devs"}, "tenant": "blue",
+	}}
+}
+
+// execPluginKubeconfig writes a kubeconfig for cp's server whose user gets
+// token from an exec credential plugin, as kubelogin gives it.
+func execPluginKubeconfig(t *testing.T, cp controlPlane, token string) string {
+	t.Helper()
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "credential-plugin")
+	script := "#!/bin/sh\ncat <<'EOF'\n" +
+		`{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"` + token + `"}}` + "\nEOF\n"
+	if err := os.WriteFile(plugin, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := tokenKubeconfig(t, cp, "unused")
+	mustGCP(t, "kubectl", "--kubeconfig", path, "config", "set-credentials", "user", "--token=",
+		"--exec-api-version=client.authentication.k8s.io/v1", "--exec-command="+plugin, "--exec-interactive-mode=Never")
+	return path
+}
+
+// forgedToken is a JWT claiming to be from issuer for audience, signed by
+// a key the issuer never had.
+func forgedToken(t *testing.T, issuer, audience string) string {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "forged"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	payload, _ := json.Marshal(map[string]any{"iss": issuer, "aud": audience, "sub": "dev-1234", "iat": now, "exp": now + 600,
+		"email": "dev@example.com", "email_verified": true, "groups": []string{"devs"}})
+	jws, err := signer.Sign(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := jws.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// kubectlAs runs gcp kubectl with kubeconfig and returns its output and
+// exit code.
+func kubectlAs(t *testing.T, kubeconfig string, args ...string) (string, int) {
+	t.Helper()
+	return runGCP(t, append([]string{"kubectl", "--kubeconfig", kubeconfig}, args...)...)
+}
+
+// wantUnauthorized checks that kubectl with kubeconfig is refused with 401.
+func wantUnauthorized(t *testing.T, what, kubeconfig string) {
+	t.Helper()
+	out, code := kubectlAs(t, kubeconfig, "get", "configmaps")
+	if code == 0 || !strings.Contains(out, "Unauthorized") {
+		t.Errorf("%s: want 401, got exit %d\n%s", what, code, out)
+	}
+}
+
+// TestOIDCLogin logs people in to gcp start with ID tokens of a real
+// OpenID provider (ory/hydra, its own process): claim mappings as kubectl
+// auth whoami shows them, the token in a kubeconfig and from an exec
+// credential plugin, 403 until RBAC binds the mapped group, 401 for an
+// expired token, the wrong audience, an unknown issuer, a forged signature
+// or an unverified email; an issuer down at start does not stop gcp; the
+// file reloaded without a restart (a bad one kept out); and once the
+// issuer is gone, tokens that verify with the keys gcp holds still work.
+func TestOIDCLogin(t *testing.T) {
+	t.Parallel()
+	idp := oidcprovider.Start(t, oidcprovider.Options{})
+	shortLived := oidcprovider.Start(t, oidcprovider.Options{IDTokenTTL: 10 * time.Second})
+	stranger := oidcprovider.Start(t, oidcprovider.Options{})
+	client, shortClient, otherClient := idp.Client(t), shortLived.Client(t), idp.Client(t)
+	// An issuer nobody serves: gcp must start anyway.
+	down := oidcIssuer{url: fmt.Sprintf("https://127.0.0.1:%d", freePort(t)), audience: "gcp", ca: idp.CAData}
+
+	config := filepath.Join(t.TempDir(), "authn.yaml")
+	writeFileAtomically(t, config, oidcConfig("oidc:", issuerOf(idp, client), issuerOf(shortLived, shortClient), down))
+	a := startAllInOne(t, t.TempDir(), "--authentication-config", config)
+
+	token := idp.IDToken(t, devLogin(client))
+	dev := tokenKubeconfig(t, a, token)
+	out, code := kubectlAs(t, dev, "auth", "whoami", "-o", "json")
+	if code != 0 {
+		t.Fatalf("whoami with an ID token: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{`"username": "dev@example.com"`, `"uid": "dev-1234"`, `"oidc:devs"`, `"system:authenticated"`, `"example.com/tenant"`, `"blue"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("whoami lacks %s:\n%s", want, out)
+		}
+	}
+	if out, code := kubectlAs(t, dev, "get", "configmaps"); code == 0 || !strings.Contains(out, "Forbidden") {
+		t.Errorf("before any binding: want 403, got exit %d\n%s", code, out)
+	}
+	a.kubectl("create", "rolebinding", "devs-edit", "--clusterrole=edit", "--group=oidc:devs", "-n", "default")
+	a.eventually(t, "the mapped group's binding", 30*time.Second, func(_ string, err error) bool { return err == nil },
+		"--kubeconfig", dev, "create", "configmap", "from-oidc")
+
+	plugin := execPluginKubeconfig(t, a, token)
+	if out, code := kubectlAs(t, plugin, "get", "configmap", "from-oidc"); code != 0 {
+		t.Errorf("through the exec credential plugin: exit %d\n%s", code, out)
+	}
+
+	// A second issuer of the same file, whose tokens expire.
+	short := tokenKubeconfig(t, a, shortLived.IDToken(t, devLogin(shortClient)))
+	if out, code := kubectlAs(t, short, "auth", "whoami"); code != 0 {
+		t.Errorf("a token of the second issuer: exit %d\n%s", code, out)
+	}
+	unverified := devLogin(client)
+	unverified.Claims["email_verified"] = false
+	for what, tok := range map[string]string{
+		"the wrong audience":  idp.IDToken(t, devLogin(otherClient)),
+		"an unknown issuer":   stranger.IDToken(t, devLogin(stranger.Client(t))),
+		"a forged signature":  forgedToken(t, idp.IssuerURL, client),
+		"an unverified email": idp.IDToken(t, unverified),
+		"not a JWT":           "not-a-jwt",
+	} {
+		wantUnauthorized(t, what, tokenKubeconfig(t, a, tok))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, code := kubectlAs(t, short, "get", "configmaps")
+		if code != 0 && strings.Contains(out, "Unauthorized") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("an expired token still accepted 30s later: exit %d\n%s", code, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	// Reloaded without a restart: a new groups prefix.
+	writeFileAtomically(t, config, oidcConfig("corp:", issuerOf(idp, client)))
+	a.eventually(t, "the reloaded claim mapping", 60*time.Second, func(out string, err error) bool {
+		return err == nil && strings.Contains(out, `"corp:devs"`)
+	}, "--kubeconfig", dev, "auth", "whoami", "-o", "json")
+	// A bad file is kept out: the configuration in use stays.
+	writeFileAtomically(t, config, "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n- issuer: {url: http://insecure.example.com, audiences: [x]}\n")
+	a.eventually(t, "the refused reload counted", 60*time.Second, func(out string, err error) bool {
+		return err == nil && strings.Contains(out, `apiserver_authentication_config_controller_automatic_reloads_total{apiserver_id_hash=`) &&
+			strings.Contains(out, `status="failure"`)
+	}, "get", "--raw", "/metrics")
+	if out, code := kubectlAs(t, dev, "auth", "whoami", "-o", "json"); code != 0 || !strings.Contains(out, `"corp:devs"`) {
+		t.Errorf("after a bad file: exit %d\n%s", code, out)
+	}
+
+	// The issuer goes away; gcp verifies with the keys it holds.
+	idp.Kill()
+	if out, code := kubectlAs(t, dev, "auth", "whoami"); code != 0 || !strings.Contains(out, "dev@example.com") {
+		t.Errorf("with the issuer gone: exit %d\n%s", code, out)
+	}
+	metrics := a.kubectl("get", "--raw", "/metrics")
+	if !strings.Contains(metrics, "apiserver_authentication_jwt_authenticator_latency_seconds") {
+		t.Error("no apiserver_authentication_jwt_authenticator_latency_seconds in /metrics")
+	}
+}
+
+// TestOIDCLoginSplit: two `gcp apiserver` of the split shape with the same
+// authentication configuration both log the provider's users in.
+func TestOIDCLoginSplit(t *testing.T) {
+	t.Parallel()
+	idp := oidcprovider.Start(t, oidcprovider.Options{})
+	client := idp.Client(t)
+	config := filepath.Join(t.TempDir(), "authn.yaml")
+	writeFileAtomically(t, config, oidcConfig("oidc:", issuerOf(idp, client)))
+
+	c := newEtcdCluster(t, 1)
+	a := &allInOne{t: t, binary: gcpBinary, dataDir: c.base}
+	servers := []string{
+		c.startAPIServerOn(a, c.etcdURLs, "--authentication-config", config),
+		c.startAPIServerOn(a, c.etcdURLs, "--authentication-config", config),
+	}
+	mustGCP(t, "kubectl", "--kubeconfig", a.kubeconfig(), "config", "set-cluster", "gcp", "--server", servers[0])
+	a.kubectl("create", "clusterrolebinding", "devs-view", "--clusterrole=view", "--group=oidc:devs")
+	dev := tokenKubeconfig(t, a, idp.IDToken(t, devLogin(client)))
+	for _, server := range servers {
+		a.eventually(t, "a token at "+server, 30*time.Second, func(_ string, err error) bool { return err == nil },
+			"--kubeconfig", dev, "--server", server, "get", "configmaps", "-n", "default")
+	}
+}
