@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +26,12 @@ func oidcConfig(groupsPrefix string, issuers ...oidcIssuer) string {
 	b.WriteString("apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n")
 	for _, i := range issuers {
 		ca, _ := json.Marshal(string(i.ca))
+		discovery := ""
+		if i.discovery != "" {
+			discovery = "\n    discoveryURL: " + i.discovery
+		}
 		fmt.Fprintf(&b, `- issuer:
-    url: %s
+    url: %s%s
     audiences: [%s]
     certificateAuthority: %s
   claimMappings:
@@ -39,7 +44,10 @@ func oidcConfig(groupsPrefix string, issuers ...oidcIssuer) string {
   claimValidationRules:
   - expression: 'claims.email_verified == true'
     message: the email address must be verified
-`, i.url, i.audience, ca, groupsPrefix)
+  userValidationRules:
+  - expression: "!user.username.startsWith('system:')"
+    message: user names must not look like system users
+`, i.url, discovery, i.audience, ca, groupsPrefix)
 	}
 	return b.String()
 }
@@ -48,6 +56,9 @@ func oidcConfig(groupsPrefix string, issuers ...oidcIssuer) string {
 type oidcIssuer struct {
 	url, audience string
 	ca            []byte
+	// discovery, if set, is where the discovery document is fetched from
+	// instead of <url>/.well-known/openid-configuration.
+	discovery string
 }
 
 func issuerOf(p *oidcprovider.Provider, audience string) oidcIssuer {
@@ -138,8 +149,11 @@ func TestOIDCLogin(t *testing.T) {
 	down := oidcIssuer{url: fmt.Sprintf("https://127.0.0.1:%d", freePort(t)), audience: "gcp", ca: idp.CAData}
 
 	config := filepath.Join(t.TempDir(), "authn.yaml")
-	writeFileAtomically(t, config, oidcConfig("oidc:", issuerOf(idp, client), issuerOf(shortLived, shortClient), down))
-	a := startAllInOne(t, t.TempDir(), "--authentication-config", config)
+	second := issuerOf(shortLived, shortClient)
+	second.discovery = shortLived.IssuerURL + "/.well-known/openid-configuration"
+	writeFileAtomically(t, config, oidcConfig("oidc:", issuerOf(idp, client), second, down))
+	auditLog := filepath.Join(t.TempDir(), "audit.log")
+	a := startAllInOne(t, t.TempDir(), "--authentication-config", config, "--audit-log-path", auditLog)
 
 	token := idp.IDToken(t, devLogin(client))
 	dev := tokenKubeconfig(t, a, token)
@@ -171,11 +185,14 @@ func TestOIDCLogin(t *testing.T) {
 	}
 	unverified := devLogin(client)
 	unverified.Claims["email_verified"] = false
+	systemLookalike := devLogin(client)
+	systemLookalike.Claims["email"] = "system:admin"
 	for what, tok := range map[string]string{
 		"the wrong audience":  idp.IDToken(t, devLogin(otherClient)),
 		"an unknown issuer":   stranger.IDToken(t, devLogin(stranger.Client(t))),
 		"a forged signature":  forgedToken(t, idp.IssuerURL, client),
 		"an unverified email": idp.IDToken(t, unverified),
+		"a user validation rule": idp.IDToken(t, systemLookalike),
 		"not a JWT":           "not-a-jwt",
 	} {
 		wantUnauthorized(t, what, tokenKubeconfig(t, a, tok))
@@ -212,6 +229,29 @@ func TestOIDCLogin(t *testing.T) {
 	if out, code := kubectlAs(t, dev, "auth", "whoami"); code != 0 || !strings.Contains(out, "dev@example.com") {
 		t.Errorf("with the issuer gone: exit %d\n%s", code, out)
 	}
+	// The audit log names the user and the authorizer's decision and
+	// reason, never the token.
+	eventually(t, 30*time.Second, func() error {
+		data, err := os.ReadFile(auditLog)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(data), token) || strings.Contains(string(data), strings.Split(token, ".")[2]) {
+			t.Fatal("the audit log holds an ID token")
+		}
+		var allowed, forbidden bool
+		for _, line := range strings.Split(string(data), "\n") {
+			if !strings.Contains(line, `"username":"dev@example.com"`) {
+				continue
+			}
+			allowed = allowed || strings.Contains(line, `"authorization.k8s.io/decision":"allow"`) && strings.Contains(line, `"authorization.k8s.io/reason":"RBAC: allowed by RoleBinding`)
+			forbidden = forbidden || strings.Contains(line, `"authorization.k8s.io/decision":"forbid"`)
+		}
+		if !allowed || !forbidden {
+			return fmt.Errorf("no audit events of dev@example.com allowed (%v) and forbidden (%v) yet", allowed, forbidden)
+		}
+		return nil
+	})
 	metrics := a.kubectl("get", "--raw", "/metrics")
 	if !strings.Contains(metrics, "apiserver_authentication_jwt_authenticator_latency_seconds") {
 		t.Error("no apiserver_authentication_jwt_authenticator_latency_seconds in /metrics")
@@ -239,5 +279,54 @@ func TestOIDCLoginSplit(t *testing.T) {
 	for _, server := range servers {
 		a.eventually(t, "a token at "+server, 30*time.Second, func(_ string, err error) bool { return err == nil },
 			"--kubeconfig", dev, "--server", server, "get", "configmaps", "-n", "default")
+	}
+}
+
+// TestBadAuthenticationConfigurationIsOneLine: an authentication
+// configuration or flag that makes no sense is one line naming the file
+// and the field, exit 1, and nothing left on disk.
+func TestBadAuthenticationConfigurationIsOneLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	header := "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n"
+	issuer := func(url, mappings string) string {
+		return "- issuer: {url: \"" + url + "\", audiences: [gcp]}\n  claimMappings: " + mappings + "\n"
+	}
+	plain := issuer("https://issuer.example.com", "{username: {claim: sub, prefix: \"\"}}")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--authentication-config", write("malformed.yaml", header+"- issuer: [\n")}, "malformed.yaml"},
+		{[]string{"--authentication-config", write("http.yaml", header+issuer("http://issuer.example.com", "{username: {claim: sub, prefix: \"\"}}"))}, "jwt[0].issuer.url"},
+		{[]string{"--authentication-config", write("cel.yaml", header+issuer("https://issuer.example.com", "{username: {expression: \"claims.sub +\"}}"))}, "jwt[0].claimMappings.username.expression"},
+		{[]string{"--authentication-config", write("twice.yaml", header+plain+plain)}, "jwt[1].issuer.url"},
+		{[]string{"--authentication-config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"--authentication-config", write("ok.yaml", header+plain), "--oidc-issuer-url", "https://issuer.example.com", "--oidc-client-id", "gcp"}, "mutually exclusive"},
+		{[]string{"--oidc-issuer-url", "https://issuer.example.com"}, "--oidc-client-id"},
+		{[]string{"--authentication-token-webhook-config-file", filepath.Join(dir, "no.kubeconfig")}, "--authentication-token-webhook-config-file"},
+	} {
+		dataDir := filepath.Join(t.TempDir(), "never")
+		args := append([]string{"start", "--data-dir", dataDir, "--secure-port", strconv.Itoa(freePort(t))}, tc.args...)
+		out, code := runGCP(t, args...)
+		if code != 1 {
+			t.Errorf("gcp %v: exit %d, want 1\n%s", args, code, out)
+		}
+		if lines := strings.Count(strings.TrimSpace(out), "\n") + 1; lines != 1 {
+			t.Errorf("gcp %v: %d lines of output, want one:\n%s", args, lines, out)
+		}
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("gcp %v says %q, want it to name %q", args, out, tc.want)
+		}
+		if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+			t.Errorf("gcp %v left %s behind (%v)", args, dataDir, err)
+		}
 	}
 }

@@ -83,6 +83,12 @@ jwt:
 - issuer: {url: "https://issuer.example.com", audiences: [gcp], certificateAuthority: "not a certificate"}
   claimMappings: {username: {claim: sub, prefix: ""}}
 `,
+		"egress-selector": `apiVersion: apiserver.config.k8s.io/v1
+kind: AuthenticationConfiguration
+jwt:
+- issuer: {url: "https://issuer.example.com", audiences: [gcp], egressSelectorType: controlplane}
+  claimMappings: {username: {claim: sub, prefix: ""}}
+`,
 		"conditions-while-disabled": `apiVersion: apiserver.config.k8s.io/v1
 kind: AuthenticationConfiguration
 anonymous: {enabled: false, conditions: [{path: /livez}]}

@@ -103,7 +103,8 @@ func (o *AuthenticationOptions) Validate() []error {
 	}
 	if len(errs) == 0 {
 		if _, _, err := o.configuration(); err != nil {
-			errs = append(errs, err)
+			// CEL compilation errors span lines; a failed start is one.
+			errs = append(errs, authz.OneLine(err))
 		}
 	}
 	return errs

@@ -14,16 +14,23 @@ import (
 // (ValidateAuthenticationConfiguration: https issuers, no issuer twice,
 // CEL that compiles, claim mappings that make sense) and, beyond it, that
 // each certificateAuthority is PEM that holds a certificate, which upstream
-// reports only when the authenticator starts. Errors name the field.
+// reports only when the authenticator starts, and that no issuer asks for
+// an egress selector, which gcp does not have. Errors name the field.
 func ValidateJWT(compiler authenticationcel.Compiler, authenticators []apiserverapi.JWTAuthenticator, disallowedIssuers []string) error {
 	cfg := &apiserverapi.AuthenticationConfiguration{JWT: authenticators}
 	errs := apiservervalidation.ValidateAuthenticationConfiguration(compiler, cfg, disallowedIssuers)
 	for i, a := range authenticators {
+		issuer := field.NewPath("jwt").Index(i).Child("issuer")
+		if a.Issuer.EgressSelectorType != "" {
+			// Upstream would start, then fail the authenticator for ever.
+			errs = append(errs, field.Invalid(issuer.Child("egressSelectorType"), a.Issuer.EgressSelectorType,
+				"gcp has no egress selector (--egress-selector-config-file); the issuer is reached directly, or through the proxy the HTTPS_PROXY and NO_PROXY environment variables name"))
+		}
 		if a.Issuer.CertificateAuthority == "" {
 			continue
 		}
 		if _, err := certutil.NewPoolFromBytes([]byte(a.Issuer.CertificateAuthority)); err != nil {
-			errs = append(errs, field.Invalid(field.NewPath("jwt").Index(i).Child("issuer", "certificateAuthority"), "<PEM>",
+			errs = append(errs, field.Invalid(issuer.Child("certificateAuthority"), "<PEM>",
 				fmt.Sprintf("not a PEM bundle of certificates: %v", err)))
 		}
 	}
