@@ -188,12 +188,12 @@ func TestOIDCLogin(t *testing.T) {
 	systemLookalike := devLogin(client)
 	systemLookalike.Claims["email"] = "system:admin"
 	for what, tok := range map[string]string{
-		"the wrong audience":  idp.IDToken(t, devLogin(otherClient)),
-		"an unknown issuer":   stranger.IDToken(t, devLogin(stranger.Client(t))),
-		"a forged signature":  forgedToken(t, idp.IssuerURL, client),
-		"an unverified email": idp.IDToken(t, unverified),
+		"the wrong audience":     idp.IDToken(t, devLogin(otherClient)),
+		"an unknown issuer":      stranger.IDToken(t, devLogin(stranger.Client(t))),
+		"a forged signature":     forgedToken(t, idp.IssuerURL, client),
+		"an unverified email":    idp.IDToken(t, unverified),
 		"a user validation rule": idp.IDToken(t, systemLookalike),
-		"not a JWT":           "not-a-jwt",
+		"not a JWT":              "not-a-jwt",
 	} {
 		wantUnauthorized(t, what, tokenKubeconfig(t, a, tok))
 	}
