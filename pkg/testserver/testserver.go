@@ -70,6 +70,12 @@ type Options struct {
 	DataDir string
 	// APIServer adjusts the apiserver options after the test server's.
 	APIServer func(*options.Options)
+	// Authentication configures the authenticators as an
+	// --authentication-config file would (JWT authenticators for the
+	// issuers it names, the anonymous section), given as a Go value; it is
+	// not reloaded. nil keeps client certificates and service account
+	// tokens only.
+	Authentication *apiserverapi.AuthenticationConfiguration
 	// Authorization configures the authorizer chain as an
 	// --authorization-config file would (system:masters first, then the
 	// stack's own authorizers other than RBAC, then these in order; type
@@ -236,6 +242,7 @@ func run(ctx context.Context, o Options, log *logSink, freshDir bool) (*Server, 
 	ao.Controllers, ao.SecretsEncryption = nil, false
 	// Tests shut down at once; no load balancer to drain.
 	ao.APIServer.GenericServerRunOptions.ShutdownDelayDuration = 0
+	ao.APIServer.Authentication.Config = o.Authentication
 	ao.APIServer.Authorization.Config = o.Authorization
 	ao.APIServer.Authorization.Authorizers = append(ao.APIServer.Authorization.Authorizers, o.Authorizers...)
 	if o.APIServer != nil {

@@ -320,5 +320,6 @@ func (r *Reloadable) reload(data []byte) error {
 func (r *Reloadable) Watch(ctx context.Context, path string, initial []byte) {
 	registerMetrics()
 	configmetrics.RecordAuthorizationConfigLastConfigInfo(r.apiServerID, string(initial))
-	configfile.Watch(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("config", "authorization")), path, initial, configfile.DefaultInterval, r.Reload)
+	configfile.Watch(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("config", "authorization")), path, initial, configfile.DefaultInterval, r.Reload,
+		func(error) { configmetrics.RecordAuthorizationConfigAutomaticReloadFailure(r.apiServerID) })
 }

@@ -32,8 +32,9 @@ type Apply func(data []byte) error
 // differs from the last one seen. initial is the content applied at
 // start, which is not offered again. A file that cannot be read (deleted
 // while an editor replaces it) is retried on the next change or tick, and
-// the configuration in place stays.
-func Watch(ctx context.Context, path string, initial []byte, interval time.Duration, apply Apply) {
+// the configuration in place stays; unreadable, if not nil, is told each
+// time (upstream counts it as a failed reload).
+func Watch(ctx context.Context, path string, initial []byte, interval time.Duration, apply Apply, unreadable func(error)) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
@@ -43,6 +44,9 @@ func Watch(ctx context.Context, path string, initial []byte, interval time.Durat
 		data, err := os.ReadFile(path)
 		if err != nil {
 			logger.Info("Cannot read the configuration file; keeping the one in use", "err", err)
+			if unreadable != nil {
+				unreadable(err)
+			}
 			return
 		}
 		sum := sha256.Sum256(data)

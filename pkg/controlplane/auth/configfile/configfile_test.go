@@ -62,7 +62,7 @@ func TestWatchAppliesChangesOnceAndKeepsRefusedOnesOut(t *testing.T) {
 	go func() {
 		defer close(done)
 		// A long interval: the file watch alone must see the changes.
-		Watch(ctx, path, []byte("one"), time.Hour, r.apply)
+		Watch(ctx, path, []byte("one"), time.Hour, r.apply, nil)
 	}()
 	defer func() { cancel(); <-done }()
 
@@ -94,7 +94,7 @@ func TestWatchPollsWithoutEvents(t *testing.T) {
 	r := &recorder{calls: make(chan string, 10)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go Watch(ctx, path, []byte("not what the file holds"), 10*time.Millisecond, r.apply)
+	go Watch(ctx, path, []byte("not what the file holds"), 10*time.Millisecond, r.apply, nil)
 	if got := next(t, r.calls); got != "one" {
 		t.Fatalf("applied %q, want the file's content", got)
 	}
@@ -102,5 +102,28 @@ func TestWatchPollsWithoutEvents(t *testing.T) {
 	case got := <-r.calls:
 		t.Fatalf("the same content offered again: %q", got)
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+func TestWatchTellsUnreadableFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	r := &recorder{calls: make(chan string, 10)}
+	failed := make(chan error, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Watch(ctx, path, []byte("one"), 10*time.Millisecond, r.apply, func(err error) {
+		select {
+		case failed <- err:
+		default:
+		}
+	})
+	select {
+	case err := <-failed:
+		if !os.IsNotExist(err) {
+			t.Fatalf("got %v, want the file's absence", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("an unreadable file was not told")
 	}
 }
