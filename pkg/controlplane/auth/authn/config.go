@@ -54,7 +54,9 @@ func (j *JWT) WatchConfigFile(ctx context.Context, path string, initial []byte) 
 		}
 		authenticationconfigmetrics.RecordAuthenticationConfigAutomaticReloadSuccess(j.opts.APIServerID, string(data))
 		return nil
-	}, func(error) { authenticationconfigmetrics.RecordAuthenticationConfigAutomaticReloadFailure(j.opts.APIServerID) })
+	}, func(error) {
+		authenticationconfigmetrics.RecordAuthenticationConfigAutomaticReloadFailure(j.opts.APIServerID)
+	})
 }
 
 func (j *JWT) reload(data []byte, anonymous *apiserverapi.AnonymousAuthConfig) error {
