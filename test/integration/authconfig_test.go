@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	apiserverapi "k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	clientgoinformers "k8s.io/client-go/informers"
@@ -157,5 +158,26 @@ func TestLayerAuthenticator(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("list namespaces as layer-alice: %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestAuthorizationRBACWithoutTheRBACLayer: an authorization configuration
+// naming RBAC on a stack without the rbac layer stops the start, before
+// etcd holds anything, with a message naming the configuration.
+func TestAuthorizationRBACWithoutTheRBACLayer(t *testing.T) {
+	t.Parallel()
+	comp, err := layering.Generic().Without(layering.RBAC).Compose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir := filepath.Join(t.TempDir(), "data")
+	_, err = allinone.Start(t.Context(), allInOne(dataDir, func(o *options.Options) {
+		o.Authorization.Config = &apiserverapi.AuthorizationConfiguration{Authorizers: []apiserverapi.AuthorizerConfiguration{{Type: "RBAC", Name: "rbac"}}}
+	}), comp)
+	if err == nil || !strings.Contains(err.Error(), "authorizer type RBAC: this control plane has no RBAC") {
+		t.Fatalf("want the missing RBAC named, got %v", err)
+	}
+	if _, err := os.Stat(allinone.EtcdDir(dataDir)); !os.IsNotExist(err) {
+		t.Errorf("etcd's data dir exists after the refused start (%v)", err)
 	}
 }
