@@ -55,12 +55,29 @@ func startAllInOne(t testing.TB, dataDir string, flags ...string) *allInOne {
 	return startBinary(t, gcpBinary, dataDir, flags...)
 }
 
+// startAllInOneEnv is startAllInOne with env ("NAME=value", e.g.
+// HTTPS_PROXY) in the environment of `gcp start`. A variable of env
+// replaces the test's own of that name in either case, as proxy
+// variables are read in either.
+func startAllInOneEnv(t testing.TB, dataDir string, env []string, flags ...string) *allInOne {
+	t.Helper()
+	return startBinaryEnv(t, gcpBinary, dataDir, env, flags...)
+}
+
 // startBinary runs `<binary> start` on a free port and waits until its
 // kubectl sees /readyz.
 func startBinary(t testing.TB, binary, dataDir string, flags ...string) *allInOne {
 	t.Helper()
+	return startBinaryEnv(t, binary, dataDir, nil, flags...)
+}
+
+func startBinaryEnv(t testing.TB, binary, dataDir string, env []string, flags ...string) *allInOne {
+	t.Helper()
 	a := &allInOne{t: t, binary: binary, dataDir: dataDir, log: &bytes.Buffer{}, exited: make(chan error, 1)}
 	a.cmd = exec.Command(binary, append([]string{"start", "--data-dir", dataDir, "--secure-port", "0"}, flags...)...)
+	if env != nil {
+		a.cmd.Env = withEnv(os.Environ(), env)
+	}
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	if err := a.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -138,4 +155,21 @@ func (a *allInOne) apply(manifest string, args ...string) string {
 		a.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return out
+}
+
+// withEnv is base with env's variables in place of base's of the same
+// name, compared without case.
+func withEnv(base, env []string) []string {
+	replaced := map[string]bool{}
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		replaced[strings.ToUpper(name)] = true
+	}
+	var out []string
+	for _, kv := range base {
+		if name, _, _ := strings.Cut(kv, "="); !replaced[strings.ToUpper(name)] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, env...)
 }

@@ -11,6 +11,11 @@
 // code flow headlessly: hydra's login and consent requests are accepted
 // through its admin API, so no login or consent page exists or is fetched.
 //
+// With Options.Hostname the issuer is https://<hostname>:<port>, a name no
+// resolver knows: only a proxy that maps it to PublicAddr reaches it, which
+// is how a test makes sure gcp reached the issuer through its proxy. The
+// package's own calls reach hydra on 127.0.0.1 all the same.
+//
 // This package does not import hydra; it speaks to hydra's HTTP APIs.
 package oidcprovider
 
@@ -47,14 +52,25 @@ type Options struct {
 	// default of an hour when zero. A test of expired tokens sets a few
 	// seconds.
 	IDTokenTTL time.Duration
+	// Hostname, if set, is the issuer's host name in place of 127.0.0.1:
+	// the issuer URL is https://<Hostname>:<port> in hydra's discovery
+	// document and in the iss claim, and the serving certificate names it.
+	// Nothing resolves it: a client reaches the issuer only by dialing
+	// PublicAddr for it (as a proxy does). A name under .test (RFC 2606),
+	// such as "idp.test", is never a real host.
+	Hostname string
 }
 
 // Provider is a running hydra process.
 type Provider struct {
 	// IssuerURL is the issuer exactly as hydra writes it in its discovery
 	// document and in the iss claim of its tokens: https://127.0.0.1:<port>,
-	// with no trailing slash.
+	// or https://<Options.Hostname>:<port>, with no trailing slash.
 	IssuerURL string
+	// PublicAddr is where hydra's public endpoints (the issuer's) listen,
+	// 127.0.0.1:<port>: where a proxy sends the connections it is asked
+	// to make to IssuerURL's host.
+	PublicAddr string
 	// CAFile is the path of the PEM certificate of the CA that signed the
 	// provider's serving certificate (for a JWT authenticator's
 	// certificateAuthority, or a client's root CAs).
@@ -86,7 +102,7 @@ func Start(t testing.TB, o Options) *Provider {
 	t.Helper()
 	bin := Binary(t)
 	dir := t.TempDir()
-	caPEM, caPool := writeCerts(t, dir)
+	caPEM, caPool := writeCerts(t, dir, o.Hostname)
 	caFile := filepath.Join(dir, "ca.crt")
 
 	// A port found free may be taken by another process before hydra binds
@@ -107,7 +123,11 @@ var errPortTaken = errors.New("port taken")
 
 func start(t testing.TB, bin, dir string, o Options, caPool *x509.CertPool) (*Provider, error) {
 	publicPort, adminPort := freePort(t), freePort(t)
-	issuer := "https://127.0.0.1:" + strconv.Itoa(publicPort)
+	publicAddr := "127.0.0.1:" + strconv.Itoa(publicPort)
+	issuer := "https://" + publicAddr
+	if o.Hostname != "" {
+		issuer = "https://" + net.JoinHostPort(o.Hostname, strconv.Itoa(publicPort))
+	}
 	cfg := map[string]any{
 		"dsn": "memory",
 		"serve": map[string]any{
@@ -156,9 +176,16 @@ func start(t testing.TB, bin, dir string, o Options, caPool *x509.CertPool) (*Pr
 		return nil, err
 	}
 	p := &Provider{
-		adminURL: "https://127.0.0.1:" + strconv.Itoa(adminPort),
+		PublicAddr: publicAddr,
+		adminURL:   "https://127.0.0.1:" + strconv.Itoa(adminPort),
 		http: &http.Client{
-			Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: caPool}},
+			Transport: &http.Transport{
+				TLSClientConfig: &tls.Config{RootCAs: caPool},
+				DialContext:     dialIssuerAt(strings.TrimPrefix(issuer, "https://"), publicAddr),
+				// The test's environment may name a proxy: hydra is
+				// reached directly.
+				Proxy: nil,
+			},
 			CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse
 			},
@@ -268,9 +295,24 @@ func (p *Provider) Kill() {
 	<-p.done
 }
 
+// dialIssuerAt dials addr for a connection to issuer (host:port), and
+// everything else as asked: the requests keep the issuer's host in their
+// Host header and TLS server name, so hydra and its certificate see the
+// issuer's name.
+func dialIssuerAt(issuer, addr string) func(context.Context, string, string) (net.Conn, error) {
+	var d net.Dialer
+	return func(ctx context.Context, network, to string) (net.Conn, error) {
+		if strings.EqualFold(to, issuer) {
+			to = addr
+		}
+		return d.DialContext(ctx, network, to)
+	}
+}
+
 // writeCerts writes a throwaway CA (ca.crt) and a serving certificate and key
-// for 127.0.0.1 and localhost signed by it (tls.crt, tls.key) into dir.
-func writeCerts(t testing.TB, dir string) (caPEM []byte, pool *x509.CertPool) {
+// for 127.0.0.1, localhost and hostname if set, signed by it (tls.crt,
+// tls.key), into dir.
+func writeCerts(t testing.TB, dir, hostname string) (caPEM []byte, pool *x509.CertPool) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -307,6 +349,9 @@ func writeCerts(t testing.TB, dir string) (caPEM []byte, pool *x509.CertPool) {
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
 		DNSNames:     []string{"localhost"},
+	}
+	if hostname != "" {
+		tmpl.DNSNames = append(tmpl.DNSNames, hostname)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {

@@ -1,11 +1,14 @@
 package oidcprovider
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,26 +18,67 @@ import (
 // TestProviderIssuesIDTokens gets an ID token from a real hydra through the
 // headless authorization code flow and checks it as a relying party would:
 // its signature against the keys hydra publishes (over HTTPS with the
-// provider's CA), and its iss, aud, sub, exp and custom claims.
+// provider's CA), and its iss, aud, sub, exp and custom claims. It does so
+// for an issuer on 127.0.0.1 and for one named by Options.Hostname, which
+// the relying party reaches by dialing PublicAddr for it, as a proxy would.
 func TestProviderIssuesIDTokens(t *testing.T) {
 	t.Parallel()
-	p := Start(t, Options{IDTokenTTL: 10 * time.Minute})
+	for _, hostname := range []string{"", "idp.test"} {
+		t.Run("hostname="+hostname, func(t *testing.T) {
+			t.Parallel()
+			testIssuesIDTokens(t, hostname)
+		})
+	}
+}
+
+func testIssuesIDTokens(t *testing.T, hostname string) {
+	p := Start(t, Options{IDTokenTTL: 10 * time.Minute, Hostname: hostname})
+
+	_, port, err := net.SplitHostPort(p.PublicAddr)
+	if err != nil || !strings.HasPrefix(p.PublicAddr, "127.0.0.1:") {
+		t.Fatalf("PublicAddr %q is not 127.0.0.1:<port> (%v)", p.PublicAddr, err)
+	}
+	wantIssuer := "https://" + p.PublicAddr
+	if hostname != "" {
+		wantIssuer = "https://" + hostname + ":" + port
+	}
+	if p.IssuerURL != wantIssuer {
+		t.Fatalf("IssuerURL %q, want %q", p.IssuerURL, wantIssuer)
+	}
 
 	var discovery struct {
-		Issuer  string `json:"issuer"`
-		JWKSURI string `json:"jwks_uri"`
+		Issuer        string `json:"issuer"`
+		JWKSURI       string `json:"jwks_uri"`
+		Authorization string `json:"authorization_endpoint"`
+		Token         string `json:"token_endpoint"`
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(p.CAData) {
 		t.Fatalf("CAData holds no certificate: %q", p.CAData)
 	}
-	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	// The relying party's own dialer, not the package's: the certificate
+	// must name the issuer's host, and hydra must answer requests for it.
+	var d net.Dialer
+	c := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: pool},
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == strings.TrimPrefix(p.IssuerURL, "https://") {
+				addr = p.PublicAddr
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+	}}
 	getJSON(t, c, p.IssuerURL+"/.well-known/openid-configuration", &discovery)
 	if discovery.Issuer != p.IssuerURL {
 		t.Errorf("discovery issuer %q, IssuerURL %q", discovery.Issuer, p.IssuerURL)
 	}
 	if discovery.JWKSURI != p.JWKSURL() {
 		t.Errorf("discovery jwks_uri %q, JWKSURL() %q", discovery.JWKSURI, p.JWKSURL())
+	}
+	for _, endpoint := range []string{discovery.Authorization, discovery.Token} {
+		if !strings.HasPrefix(endpoint, p.IssuerURL+"/") {
+			t.Errorf("discovery names endpoint %q, not under the issuer %s", endpoint, p.IssuerURL)
+		}
 	}
 	var keys jose.JSONWebKeySet
 	getJSON(t, c, discovery.JWKSURI, &keys)
