@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -447,21 +446,7 @@ func TestBadAuthorizationConfigurationIsOneLine(t *testing.T) {
 		{[]string{"--authorization-mode", "Webhook"}, "--authorization-mode Webhook needs --authorization-webhook-config-file"},
 		{[]string{"--authorization-mode", "RBAC", "--authorization-webhook-config-file", "/no/such"}, "without mode Webhook"},
 	} {
-		dataDir := filepath.Join(t.TempDir(), "never")
-		args := append([]string{"start", "--data-dir", dataDir, "--secure-port", strconv.Itoa(freePort(t))}, tc.args...)
-		out, code := runGCP(t, args...)
-		if code != 1 {
-			t.Errorf("gcp %v: exit %d, want 1\n%s", args, code, out)
-		}
-		if lines := strings.Count(strings.TrimSpace(out), "\n") + 1; lines != 1 {
-			t.Errorf("gcp %v: %d lines of output, want one:\n%s", args, lines, out)
-		}
-		if !strings.Contains(out, tc.want) {
-			t.Errorf("gcp %v says %q, want it to name %q", args, out, tc.want)
-		}
-		if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
-			t.Errorf("gcp %v left %s behind (%v)", args, dataDir, err)
-		}
+		wantStartRefused(t, tc.want, tc.args...)
 	}
 }
 

@@ -97,6 +97,28 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 	}
 }
 
+// wantStartRefused runs `gcp start` with flags in a data dir that does not
+// exist and checks that it exits 1 with one line naming want (if not
+// empty), and leaves no data dir behind.
+func wantStartRefused(t *testing.T, want string, flags ...string) {
+	t.Helper()
+	dataDir := filepath.Join(t.TempDir(), "never")
+	args := append([]string{"start", "--data-dir", dataDir, "--secure-port", strconv.Itoa(freePort(t))}, flags...)
+	out, code := runGCP(t, args...)
+	if code != 1 {
+		t.Errorf("gcp %v: exit %d, want 1\n%s", args, code, out)
+	}
+	if lines := strings.Count(strings.TrimSpace(out), "\n") + 1; lines != 1 {
+		t.Errorf("gcp %v: %d lines of output, want one:\n%s", args, lines, out)
+	}
+	if !strings.Contains(out, want) {
+		t.Errorf("gcp %v says %q, want it to name %q", args, out, want)
+	}
+	if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+		t.Errorf("gcp %v left %s behind (%v)", args, dataDir, err)
+	}
+}
+
 // TestFailedStartLeavesAnEmptyDataDirEmpty: a data dir made beforehand (a
 // systemd StateDirectory) is not left with a PKI by a start that fails on
 // a flag only the server's configuration checks.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -313,20 +312,6 @@ func TestBadAuthenticationConfigurationIsOneLine(t *testing.T) {
 		{[]string{"--oidc-issuer-url", "https://issuer.example.com"}, "--oidc-client-id"},
 		{[]string{"--authentication-token-webhook-config-file", filepath.Join(dir, "no.kubeconfig")}, "--authentication-token-webhook-config-file"},
 	} {
-		dataDir := filepath.Join(t.TempDir(), "never")
-		args := append([]string{"start", "--data-dir", dataDir, "--secure-port", strconv.Itoa(freePort(t))}, tc.args...)
-		out, code := runGCP(t, args...)
-		if code != 1 {
-			t.Errorf("gcp %v: exit %d, want 1\n%s", args, code, out)
-		}
-		if lines := strings.Count(strings.TrimSpace(out), "\n") + 1; lines != 1 {
-			t.Errorf("gcp %v: %d lines of output, want one:\n%s", args, lines, out)
-		}
-		if !strings.Contains(out, tc.want) {
-			t.Errorf("gcp %v says %q, want it to name %q", args, out, tc.want)
-		}
-		if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
-			t.Errorf("gcp %v left %s behind (%v)", args, dataDir, err)
-		}
+		wantStartRefused(t, tc.want, tc.args...)
 	}
 }
