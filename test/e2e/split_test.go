@@ -2,41 +2,20 @@ package e2e
 
 import (
 	"fmt"
-	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/freeport"
 )
 
-// handedOut are the ports freePort has returned in this process: the
-// kernel may give a port just closed to the next listen on :0, and two
-// etcd members of one test then got the same peer port.
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
 // freePort returns a loopback port nothing listens on and that no earlier
-// call returned.
+// call in this test binary returned (package freeport).
 func freePort(t testing.TB) int {
 	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
-		}
-	}
+	return freeport.Get(t)
 }
 
 // TestSplitProcesses runs `gcp etcd` with client TLS and `gcp apiserver`

@@ -44,6 +44,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/freeport"
 )
 
 // Options configure a provider.
@@ -376,29 +378,11 @@ func writeCerts(t testing.TB, dir, hostname string) (caPEM []byte, pool *x509.Ce
 	return caPEM, pool
 }
 
-// handedOut remembers the ports freePort returned, so two calls in one test
-// binary never return the same port even when the kernel reuses a closed one.
-var handedOut = struct {
-	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
-
+// freePort returns a loopback port nothing listens on and that no earlier
+// call in this test binary returned (package freeport).
 func freePort(t testing.TB) int {
 	t.Helper()
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
-		}
-	}
+	return freeport.Get(t)
 }
 
 // lockedBuffer collects a process's output, written from two pipes' copying
