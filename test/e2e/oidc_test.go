@@ -31,7 +31,8 @@ func oidcConfig(groupsPrefix string, issuers ...oidcIssuer) string {
 		}
 		fmt.Fprintf(&b, `- issuer:
     url: %s%s
-    audiences: [%s]
+    audiences: [%s, another-client]
+    audienceMatchPolicy: MatchAny
     certificateAuthority: %s
   claimMappings:
     username: {claim: email, prefix: ""}
@@ -43,6 +44,8 @@ func oidcConfig(groupsPrefix string, issuers ...oidcIssuer) string {
   claimValidationRules:
   - expression: 'claims.email_verified == true'
     message: the email address must be verified
+  - claim: tenant
+    requiredValue: blue
   userValidationRules:
   - expression: "!user.username.startsWith('system:')"
     message: user names must not look like system users
@@ -186,12 +189,15 @@ func TestOIDCLogin(t *testing.T) {
 	unverified.Claims["email_verified"] = false
 	systemLookalike := devLogin(client)
 	systemLookalike.Claims["email"] = "system:admin"
+	otherTenant := devLogin(client)
+	otherTenant.Claims["tenant"] = "green"
 	for what, tok := range map[string]string{
 		"the wrong audience":     idp.IDToken(t, devLogin(otherClient)),
 		"an unknown issuer":      stranger.IDToken(t, devLogin(stranger.Client(t))),
 		"a forged signature":     forgedToken(t, idp.IssuerURL, client),
 		"an unverified email":    idp.IDToken(t, unverified),
 		"a user validation rule": idp.IDToken(t, systemLookalike),
+		"a required claim's value": idp.IDToken(t, otherTenant),
 		"not a JWT":              "not-a-jwt",
 	} {
 		wantUnauthorized(t, what, tokenKubeconfig(t, a, tok))
@@ -258,7 +264,8 @@ func TestOIDCLogin(t *testing.T) {
 }
 
 // TestOIDCLoginSplit: two `gcp apiserver` of the split shape with the same
-// authentication configuration both log the provider's users in.
+// authentication configuration, and a third with kube-apiserver's --oidc-*
+// flags, all log the provider's users in.
 func TestOIDCLoginSplit(t *testing.T) {
 	t.Parallel()
 	idp := oidcprovider.Start(t, oidcprovider.Options{})
@@ -271,6 +278,10 @@ func TestOIDCLoginSplit(t *testing.T) {
 	servers := []string{
 		c.startAPIServerOn(a, c.etcdURLs, "--authentication-config", config),
 		c.startAPIServerOn(a, c.etcdURLs, "--authentication-config", config),
+		// kube-apiserver's older flags, saying the same but the extra
+		// value, claim validation and user validation.
+		c.startAPIServerOn(a, c.etcdURLs, "--oidc-issuer-url", idp.IssuerURL, "--oidc-client-id", client, "--oidc-ca-file", idp.CAFile,
+			"--oidc-username-claim", "email", "--oidc-groups-claim", "groups", "--oidc-groups-prefix", "oidc:", "--oidc-required-claim", "tenant=blue"),
 	}
 	mustGCP(t, "kubectl", "--kubeconfig", a.kubeconfig(), "config", "set-cluster", "gcp", "--server", servers[0])
 	a.kubectl("create", "clusterrolebinding", "devs-view", "--clusterrole=view", "--group=oidc:devs")
