@@ -192,13 +192,13 @@ func TestOIDCLogin(t *testing.T) {
 	otherTenant := devLogin(client)
 	otherTenant.Claims["tenant"] = "green"
 	for what, tok := range map[string]string{
-		"the wrong audience":     idp.IDToken(t, devLogin(otherClient)),
-		"an unknown issuer":      stranger.IDToken(t, devLogin(stranger.Client(t))),
-		"a forged signature":     forgedToken(t, idp.IssuerURL, client),
-		"an unverified email":    idp.IDToken(t, unverified),
-		"a user validation rule": idp.IDToken(t, systemLookalike),
+		"the wrong audience":       idp.IDToken(t, devLogin(otherClient)),
+		"an unknown issuer":        stranger.IDToken(t, devLogin(stranger.Client(t))),
+		"a forged signature":       forgedToken(t, idp.IssuerURL, client),
+		"an unverified email":      idp.IDToken(t, unverified),
+		"a user validation rule":   idp.IDToken(t, systemLookalike),
 		"a required claim's value": idp.IDToken(t, otherTenant),
-		"not a JWT":              "not-a-jwt",
+		"not a JWT":                "not-a-jwt",
 	} {
 		wantUnauthorized(t, what, tokenKubeconfig(t, a, tok))
 	}
