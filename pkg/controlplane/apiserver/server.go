@@ -1,8 +1,12 @@
 package apiserver
 
 import (
+	// client-go's metrics (rest_client_*, workqueue_*, leader election,
+	// informers' FIFOs) in the server's /metrics, as kube-apiserver and
+	// kube-controller-manager serve them.
 	"context"
 	"fmt"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	"net/http"
 
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"

@@ -1,9 +1,13 @@
 package controllers
 
 import (
+	// client-go's metrics (rest_client_*, workqueue_*, leader election,
+	// informers' FIFOs) in the server's /metrics, as kube-apiserver and
+	// kube-controller-manager serve them.
 	"context"
 	"errors"
 	"fmt"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	"math/rand/v2"
 	"net/http"
 	"os"
