@@ -84,13 +84,16 @@ func TestQuiet(t *testing.T) {
 		l.Info("Waiting for caches to sync")
 		l.Info("Adding GroupVersion apps v1 to ResourceManager")
 		l.Info("Control plane is ready")
+		l.Info("Waiting for the API server to be healthy", "status", 403, "err", "forbidden")
+		l.Info("Waiting for the API server to be healthy", "status", 0, "err", "connection refused")
 		l.Error(errors.New(`namespaces "kube-system" not found`), "Failed to ensure lease exists, will retry")
 		l.Error(errors.New("etcd down"), "Failed to ensure lease exists, will retry")
 		all := strings.Join(lines, "\n")
-		if !strings.Contains(all, "Control plane is ready") || !strings.Contains(all, "etcd down") {
+		if !strings.Contains(all, "Control plane is ready") || !strings.Contains(all, "etcd down") || !strings.Contains(all, "connection refused") {
 			t.Errorf("-v=%d: a line that is not chatter is missing:\n%s", v, all)
 		}
-		chatter := strings.Contains(all, "Waiting for caches") || strings.Contains(all, "Adding GroupVersion") || strings.Contains(all, "kube-system")
+		chatter := strings.Contains(all, "Waiting for caches") || strings.Contains(all, "Adding GroupVersion") || strings.Contains(all, "kube-system") ||
+			strings.Contains(all, "forbidden")
 		if v == 0 && chatter {
 			t.Errorf("-v=0 writes start-up chatter:\n%s", all)
 		}

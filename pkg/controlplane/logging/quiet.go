@@ -2,6 +2,7 @@ package logging
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 
 	"github.com/go-logr/logr"
@@ -35,7 +36,6 @@ var noisy = []string{
 	"refreshing policies",
 	"quota admission added evaluator for",
 	"Reconciled the bootstrap RBAC policy",
-	"Waiting for the API server to be healthy",
 	"Shutting down ",
 	"Stopping ",
 	"Stopped listening on ",
@@ -48,10 +48,20 @@ var noisy = []string{
 // hook has made kube-system, and retries 200 ms later.
 const noisyError = "Failed to ensure lease exists, will retry"
 
-// isNoisy says whether msg (a message, or a klog text line's message) is
-// one Quiet holds back below QuietVerbosity.
+// noisyForbidden is what gcp start's controllers say once when they ask
+// for /healthz before the bootstrap RBAC policy lets them (403). Any other
+// answer (etcd or the API server down) is worth saying; a 403 that lasts
+// ends in the controllers' own error after their start-up wait.
+const noisyForbidden = "Waiting for the API server to be healthy"
+
+// isNoisy says whether msg (a message and its key/value pairs as klog
+// writes them, or a klog text line's message) is one Quiet holds back
+// below QuietVerbosity.
 func isNoisy(msg string) bool {
 	msg = strings.TrimPrefix(msg, `"`)
+	if strings.HasPrefix(msg, noisyForbidden) {
+		return strings.Contains(msg, " status=403 ")
+	}
 	if strings.HasPrefix(msg, noisyError) {
 		return strings.Contains(msg, `namespaces \"kube-system\" not found`) || strings.Contains(msg, `namespaces "kube-system" not found`)
 	}
@@ -114,7 +124,7 @@ func (q quietSink) Init(logr.RuntimeInfo) {}
 func (q quietSink) Enabled(level int) bool { return q.sink.Enabled(level) }
 
 func (q quietSink) Info(level int, msg string, kv ...any) {
-	if level < QuietVerbosity && isNoisy(msg) {
+	if level < QuietVerbosity && isNoisy(withStatus(msg, kv)) {
 		if !q.sink.Enabled(QuietVerbosity) {
 			return
 		}
@@ -128,6 +138,16 @@ func (q quietSink) Error(err error, msg string, kv ...any) {
 		return
 	}
 	q.sink.Error(err, msg, kv...)
+}
+
+// withStatus is msg followed by " status=N " when kv has a "status".
+func withStatus(msg string, kv []any) string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i] == "status" {
+			return fmt.Sprintf("%s status=%v ", msg, kv[i+1])
+		}
+	}
+	return msg
 }
 
 func (q quietSink) WithValues(kv ...any) logr.LogSink {
