@@ -102,11 +102,15 @@ func TestQuiet(t *testing.T) {
 		}
 	}
 	for line, want := range map[string]bool{
-		`I1127 17:03:42.022842   11536 handler.go:309] Adding GroupVersion  v1 to ResourceManager` + "\n":                                         true,
-		`I1127 17:03:42.022842   11536 shared_informer.go:524] "Waiting for caches to sync"` + "\n":                                               true,
-		`E1127 16:58:00.483706    2152 controller.go:208] "Failed to ensure lease exists, will retry" err="namespaces \"kube-system\" not found"`: true,
-		`E1127 16:58:00.483706    2152 controller.go:208] "Failed to ensure lease exists, will retry" err="etcd down"`:                            false,
-		`I1127 17:03:42.022842   11536 start.go:56] "Control plane is starting"` + "\n":                                                           false,
+		`I1127 17:03:42.022842   11536 handler.go:309] Adding GroupVersion  v1 to ResourceManager` + "\n":                                          true,
+		`I1127 17:03:42.022842   11536 shared_informer.go:524] "Waiting for caches to sync"` + "\n":                                                true,
+		`E1127 16:58:00.483706    2152 controller.go:208] "Failed to ensure lease exists, will retry" err="namespaces \"kube-system\" not found"`:  true,
+		`E1127 16:58:00.483706    2152 controller.go:208] "Failed to ensure lease exists, will retry" err="etcd down"`:                             false,
+		`I1127 17:03:42.022842   11536 start.go:56] "Control plane is starting"` + "\n":                                                            false,
+		`I1127 16:58:00.014005    2152 plugins.go:157] Loaded 3 mutating admission controller(s) successfully in the following order: A,B.` + "\n": true,
+		`I1127 16:58:00.014005    2152 x.go:1] Loaded something else` + "\n":                                                                       false,
+		`I1127 16:58:00.504987    2152 manager.go:129] "Waiting for the API server to be healthy" status=403 err="forbidden"` + "\n":               true,
+		`I1127 16:58:00.504987    2152 manager.go:129] "Waiting for the API server to be healthy" status=0 err="connection refused"` + "\n":        false,
 	} {
 		if got := isNoisy(klogLineMessage([]byte(line))); got != want {
 			t.Errorf("isNoisy(%q) = %v, want %v", line, got, want)

@@ -27,7 +27,6 @@ const QuietVerbosity = 2
 var noisy = []string{
 	"Waiting for caches to sync",
 	"Caches are synced",
-	"Loaded ", // "Loaded 3 mutating admission controller(s) successfully ..."
 	"Adding GroupVersion ",
 	"Skipping API ",
 	"Serving securely on ",
@@ -64,6 +63,9 @@ func isNoisy(msg string) bool {
 	}
 	if strings.HasPrefix(msg, noisyError) {
 		return strings.Contains(msg, `namespaces \"kube-system\" not found`) || strings.Contains(msg, `namespaces "kube-system" not found`)
+	}
+	if strings.HasPrefix(msg, "Loaded ") && strings.Contains(msg, " admission controller(s) successfully") {
+		return true
 	}
 	for _, p := range noisy {
 		if strings.HasPrefix(msg, p) {
