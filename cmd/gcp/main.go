@@ -40,6 +40,12 @@ func main() {
 			stop()
 		}()
 	}
+	// cli.Run gives every command klog's -v and --vmodule (on the root)
+	// and initialises klog in the root's persistent pre-run. The server
+	// commands (start, apiserver, controllers, etcd) have kube-apiserver's
+	// logging flags of their own, which shadow the root's, and apply them
+	// first thing in RunE (pkg/controlplane/logging), so that a binary
+	// built from their NewCommand logs as gcp does.
 	os.Exit(cli.Run(root))
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
+	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
@@ -38,6 +39,8 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 	o := NewOptions(comp)
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)
+	logs := logging.NewOptions()
+	logging.AddFlags(logs, fss)
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: "Run the API server against external etcd members",
@@ -45,6 +48,9 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			"CRDs and APIServices, stored in the etcd members given with --etcd-servers.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := logging.Apply(logs); err != nil {
+				return err
+			}
 			if composeErr != nil {
 				return fmt.Errorf("composing the stack: %w", composeErr)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
@@ -35,6 +36,8 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 	o := NewOptions(comp)
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)
+	logs := logging.NewOptions()
+	logging.AddFlags(logs, fss)
 	cmd := &cobra.Command{
 		Use:   "controllers",
 		Short: "Run the controllers against an API server",
@@ -43,6 +46,9 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			"with the Lease kube-system/" + controllers.LeaseName + " and only the leader works.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := logging.Apply(logs); err != nil {
+				return err
+			}
 			if composeErr != nil {
 				return fmt.Errorf("composing the stack: %w", composeErr)
 			}

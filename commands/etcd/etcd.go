@@ -20,6 +20,7 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
+	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
@@ -74,7 +75,7 @@ func AddConfigFlags(o *gcpetcd.Config, fss *cliflag.NamedFlagSets) {
 		"Maximum size of the member's database in bytes (etcd's default, 2 GiB, when 0). Past it the cluster raises the NOSPACE alarm "+
 			"and refuses writes until space is freed and the alarm disarmed: see docs/operations.md.")
 	BytesVar(fs, &o.MinFreeDisk, "min-free-disk", MinFreeDiskUsage)
-	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "etcd's own log level: debug, info, warn or error.")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "etcd's own log level, debug, info, warn or error: a floor under the verbosity (-v) that etcd's lines need (warnings at 0, info at 2, debug at 4). Empty: -v alone decides.")
 
 	tls := fss.FlagSet("TLS")
 	tls.StringVar(&o.ClientTLS.CertFile, "cert-file", o.ClientTLS.CertFile, "Serving certificate for https:// and unixs:// client URLs.")
@@ -136,6 +137,8 @@ func NewCommand(ctx context.Context, name string) *cobra.Command {
 	o := NewOptions()
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)
+	logs := logging.NewOptions()
+	logging.AddFlags(logs, fss)
 	cmd := &cobra.Command{
 		Use:   "etcd",
 		Short: "Run an etcd member for " + name + " apiservers",
@@ -147,6 +150,9 @@ func NewCommand(ctx context.Context, name string) *cobra.Command {
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := logging.Apply(logs); err != nil {
+				return err
+			}
 			if errs := o.Validate(); len(errs) > 0 {
 				return utilerrors.NewAggregate(errs)
 			}

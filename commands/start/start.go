@@ -10,13 +10,16 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
+	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/component-base/term"
+	"k8s.io/klog/v2"
 
 	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
 	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
+	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
@@ -110,6 +113,8 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 	o := NewOptions(comp)
 	fss := &cliflag.NamedFlagSets{}
 	AddFlags(o, name, comp, fss)
+	logs := logging.NewOptions()
+	logging.AddFlags(logs, fss)
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Run etcd, the API server and the controllers in one process",
@@ -117,6 +122,9 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := logging.Apply(logs); err != nil {
+				return err
+			}
 			if composeErr != nil {
 				return fmt.Errorf("composing the stack: %w", composeErr)
 			}
@@ -126,10 +134,15 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s is serving on %s\n", name, cp.URL)
-			fmt.Fprintf(out, "admin kubeconfig: %s\n", cp.AdminKubeconfig)
-			fmt.Fprintf(out, "export KUBECONFIG=%s\n", cp.AdminKubeconfig)
+			if logs.Format == logsapi.DefaultLogFormat {
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "%s is serving on %s\n", name, cp.URL)
+				fmt.Fprintf(out, "admin kubeconfig: %s\n", cp.AdminKubeconfig)
+				fmt.Fprintf(out, "export KUBECONFIG=%s\n", cp.AdminKubeconfig)
+			} else {
+				// One process, one format: log readers parse every line.
+				klog.InfoS("Serving", "url", cp.URL, "adminKubeconfig", cp.AdminKubeconfig)
+			}
 			return cp.Wait()
 		},
 	}

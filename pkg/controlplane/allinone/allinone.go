@@ -116,11 +116,12 @@ func (c *ControlPlane) Done() <-chan struct{} { return c.done }
 // again as they keep) to the operating system once the server is ready,
 // instead of leaving it to the runtime's scavenger, which returns it over
 // minutes. It costs one garbage collection, once.
-func releaseStartupGarbage(ctx context.Context, ready func(context.Context) bool) {
+func releaseStartupGarbage() { debug.FreeOSMemory() }
+
+// waitReady polls ready until it says so (true) or ctx ends (false).
+func waitReady(ctx context.Context, ready func(context.Context) bool) bool {
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		return ready(ctx), nil
 	})
-	if err == nil {
-		debug.FreeOSMemory()
-	}
+	return err == nil
 }

@@ -8,6 +8,7 @@ import (
 
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
+	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
@@ -23,7 +24,11 @@ func startEtcd(dataDir string, o Options) (*etcd.Handle, error) {
 	cfg.AdvertiseClientURLs = cfg.ListenClientURLs
 	cfg.DatabaseChecked = true
 	cfg.UnsafeNoFsync = cfg.UnsafeNoFsync || o.Ephemeral
-	return startMember(cfg)
+	m, err := startMember(cfg)
+	if err == nil {
+		klog.InfoS("etcd is ready", "dataDir", dataDir, "socket", EtcdSocket(dataDir))
+	}
+	return m, err
 }
 
 // startEtcdAsync starts the data dir's etcd member now if it is new (no

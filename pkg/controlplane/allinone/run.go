@@ -29,7 +29,12 @@ func (cp *ControlPlane) run(ctx context.Context, o Options, prepared *apiserver.
 	if client, err := discovery.NewDiscoveryClientForConfig(adminConfig); err == nil {
 		ready := sdnotify.Readyz(client.RESTClient())
 		defer o.Notify.Start(serverCtx, ready)()
-		go releaseStartupGarbage(serverCtx, ready)
+		go func() {
+			if waitReady(serverCtx, ready) {
+				klog.InfoS("Control plane is ready", "url", cp.URL, "adminKubeconfig", cp.AdminKubeconfig)
+				releaseStartupGarbage()
+			}
+		}()
 	}
 	// Controllers stop first (their context ends with the server's)
 	// and are waited for before etcd goes.

@@ -24,8 +24,10 @@ const (
 	// DefaultName is the member name used when Config.Name is empty. It is
 	// not etcd's "default", which etcd warns about on every start.
 	DefaultName = "gcp"
-	// DefaultLogLevel keeps an embedded etcd quiet: only warnings and errors.
-	DefaultLogLevel = "warn"
+	// DefaultLogLevel, empty, lets the process's klog verbosity alone say
+	// which of etcd's lines are written (see logging.ZapCore): errors and
+	// warnings at -v=0, info from -v=2, debug from -v=4.
+	DefaultLogLevel = ""
 	// DefaultReadyTimeout bounds how long Start waits for etcd to serve.
 	DefaultReadyTimeout = time.Minute
 	// ClusterStateNew bootstraps a new cluster (etcd's --initial-cluster-state=new).
@@ -129,12 +131,14 @@ type Config struct {
 	// ms on a 220 MiB database). `gcp start` checks it before reading its
 	// Secrets from the file, well before the member starts.
 	DatabaseChecked bool
-	// LogLevel is etcd's own log level (debug, info, warn, error); empty
-	// means DefaultLogLevel.
+	// LogLevel is etcd's own log level (debug, info, warn, error): a floor
+	// below which etcd's lines are never written, on top of the klog
+	// verbosity their level maps to; empty means no floor of its own.
 	LogLevel string
-	// LogOutput receives etcd's own log, in its JSON form; nil means
-	// standard error. The test server keeps a quiet server's etcd log
-	// with the rest of its lines.
+	// LogOutput receives etcd's own log, in its JSON form, from LogLevel
+	// (warn if empty) up; nil means through klog, in the process's format
+	// and at its verbosity. The test server keeps a quiet server's etcd
+	// log with the rest of its lines.
 	LogOutput io.Writer
 	// ReadyTimeout bounds how long Start waits for the member to serve;
 	// 0 means DefaultReadyTimeout.
@@ -294,7 +298,12 @@ func (c Config) embedConfig() (*embed.Config, error) {
 	ec := embed.NewConfig()
 	ec.Name = c.name()
 	ec.Dir = c.DataDir
+	// etcd's own use of its level (gRPC's logging and tracing, pprof at
+	// debug); the lines themselves are setLogger's.
 	ec.LogLevel = c.logLevel()
+	if ec.LogLevel == "" {
+		ec.LogLevel = "info"
+	}
 	ec.QuotaBackendBytes = c.QuotaBackendBytes
 	ec.UnsafeNoFsync = c.UnsafeNoFsync
 	ec.ClientTLSInfo = c.ClientTLS.transport()

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc"
 	"k8s.io/klog/v2"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
@@ -325,25 +326,36 @@ func quietWhenStopping(msg string) bool {
 	return false
 }
 
-// setLogger gives etcd a zap logger at level, writing to out (nil:
-// standard error), that drops the alwaysQuiet messages, and the
-// quietWhenStopping ones once stop is closed.
+// setLogger gives etcd a zap logger that drops the alwaysQuiet messages,
+// and the quietWhenStopping ones once stop is closed. With out nil it
+// writes through klog (logging.ZapCore): the process's format and
+// verbosity, level a further floor if set; with out, etcd's own JSON to
+// out at level (DefaultLogLevel's floor, warn, if empty).
 func setLogger(ec *embed.Config, level string, out io.Writer, stop <-chan struct{}) error {
-	lvl, err := zapcore.ParseLevel(level)
-	if err != nil {
-		return err
-	}
-	zc := logutil.DefaultZapLoggerConfig
-	zc.Level = zap.NewAtomicLevelAt(lvl)
-	lg, err := zc.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		if out != nil {
-			c = zapcore.NewCore(zapcore.NewJSONEncoder(zc.EncoderConfig), zapcore.AddSync(out), zc.Level)
+	var core zapcore.Core
+	var opts []zap.Option
+	if out == nil {
+		lvl := zapcore.DebugLevel
+		if level != "" {
+			var err error
+			if lvl, err = zapcore.ParseLevel(level); err != nil {
+				return err
+			}
 		}
-		return quietOnStop{Core: c, stop: stop}
-	}))
-	if err != nil {
-		return fmt.Errorf("etcd logger: %w", err)
+		core = logging.ZapCore(klog.Background().WithName("etcd"), lvl)
+	} else {
+		if level == "" {
+			level = "warn"
+		}
+		lvl, err := zapcore.ParseLevel(level)
+		if err != nil {
+			return err
+		}
+		ecfg := logutil.DefaultZapLoggerConfig.EncoderConfig
+		core = zapcore.NewCore(zapcore.NewJSONEncoder(ecfg), zapcore.AddSync(out), zap.NewAtomicLevelAt(lvl))
+		opts = append(opts, zap.AddCaller())
 	}
+	lg := zap.New(quietOnStop{Core: core, stop: stop}, opts...)
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	return nil
 }
