@@ -6,6 +6,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -223,7 +224,7 @@ func checkDefinitions(scheme *runtime.Scheme, groups []registry.APIGroup, defini
 
 // NewConfig builds the configuration of every server from options and the
 // composition.
-func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Config, error) {
+func NewConfig(o options.CompletedOptions, comp composition.Composition) (_ *Config, err error) {
 	scheme, err := NewScheme(comp.APIGroups)
 	if err != nil {
 		return nil, err
@@ -251,6 +252,12 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	if err := o.Traces.ApplyTo(gc); err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
+	defer func() {
+		if err != nil {
+			// Nothing will run this configuration: stop its exporter.
+			_ = gc.TracerProvider.Shutdown(context.Background())
+		}
+	}()
 
 	client, err := kubernetes.NewForConfig(gc.LoopbackClientConfig)
 	if err != nil {

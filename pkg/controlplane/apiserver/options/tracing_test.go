@@ -102,3 +102,27 @@ func counterValue(t *testing.T, reason string) float64 {
 	}
 	return v
 }
+
+// TestShutdownGivesUpAnExportInProgress holds that stopping does not wait
+// out an export to an endpoint that does not answer: with an export
+// timeout of an hour (the processor's and the exporter's, retrying all the
+// while), Shutdown returns within its own context (a minute) only if it
+// cancels the export.
+func TestShutdownGivesUpAnExportInProgress(t *testing.T) {
+	endpoint := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	exporter, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure(),
+		otlptracegrpc.WithTimeout(time.Hour), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: time.Second, MaxInterval: time.Second, MaxElapsedTime: time.Hour}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := batcherLimits{queue: 8, batch: 1, interval: time.Hour, exportTimeout: time.Hour, shutdownExport: time.Second}
+	b := newSpanBatcher(exporter, endpoint, limits)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(b))
+	_, span := tp.Tracer("test").Start(context.Background(), "request")
+	span.End() // a batch of one: exported at once, waiting for the endpoint
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := tp.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+}

@@ -78,6 +78,10 @@ type spanBatcher struct {
 	done    chan struct{}
 	once    sync.Once
 	failing atomic.Bool
+	// exports is the context of exports until Shutdown, which cancels it
+	// so that an export waiting for the endpoint does not hold it up.
+	exports       context.Context
+	cancelExports context.CancelFunc
 }
 
 func newSpanBatcher(exporter sdktrace.SpanExporter, endpoint string, limits batcherLimits) *spanBatcher {
@@ -93,6 +97,7 @@ func newSpanBatcher(exporter sdktrace.SpanExporter, endpoint string, limits batc
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	b.exports, b.cancelExports = context.WithCancel(context.Background())
 	go b.run()
 	return b
 }
@@ -135,11 +140,15 @@ func (b *spanBatcher) ForceFlush(ctx context.Context) error {
 	}
 }
 
-// Shutdown exports what is queued, within the shutdown limit, and stops.
-// Further calls do nothing.
+// Shutdown gives up an export in progress, exports what is queued within
+// the shutdown limit, and stops. Further calls do nothing.
 func (b *spanBatcher) Shutdown(ctx context.Context) error {
 	first := false
-	b.once.Do(func() { close(b.stop); first = true })
+	b.once.Do(func() {
+		close(b.stop)
+		b.cancelExports()
+		first = true
+	})
 	select {
 	case <-b.done:
 	case <-ctx.Done():
@@ -156,22 +165,22 @@ func (b *spanBatcher) run() {
 	batch := make([]sdktrace.ReadOnlySpan, 0, b.limits.batch)
 	ticker := time.NewTicker(b.limits.interval)
 	defer ticker.Stop()
-	export := func(timeout time.Duration) {
+	export := func(ctx context.Context, timeout time.Duration) {
 		if len(batch) > 0 {
-			b.export(batch, timeout)
+			b.export(ctx, batch, timeout)
 			clear(batch)
 			batch = batch[:0]
 		}
 	}
-	drain := func(timeout time.Duration) {
+	drain := func(ctx context.Context, timeout time.Duration) {
 		for {
 			select {
 			case s := <-b.queue:
 				if batch = append(batch, s); len(batch) == b.limits.batch {
-					export(timeout)
+					export(ctx, timeout)
 				}
 			default:
-				export(timeout)
+				export(ctx, timeout)
 				return
 			}
 		}
@@ -180,15 +189,16 @@ func (b *spanBatcher) run() {
 		select {
 		case s := <-b.queue:
 			if batch = append(batch, s); len(batch) == b.limits.batch {
-				export(b.limits.exportTimeout)
+				export(b.exports, b.limits.exportTimeout)
 			}
 		case <-ticker.C:
-			export(b.limits.exportTimeout)
+			export(b.exports, b.limits.exportTimeout)
 		case reply := <-b.flushes:
-			drain(b.limits.exportTimeout)
+			drain(b.exports, b.limits.exportTimeout)
 			close(reply)
 		case <-b.stop:
-			drain(b.limits.shutdownExport)
+			// The last export, of what is queued, has a time of its own.
+			drain(context.Background(), b.limits.shutdownExport)
 			return
 		}
 	}
@@ -196,8 +206,8 @@ func (b *spanBatcher) run() {
 
 // export sends batch, counting it as exported or dropped; it logs when
 // exports start failing and when they work again, not every failure.
-func (b *spanBatcher) export(batch []sdktrace.ReadOnlySpan, timeout time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+func (b *spanBatcher) export(ctx context.Context, batch []sdktrace.ReadOnlySpan, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if err := b.exporter.ExportSpans(ctx, batch); err != nil {
 		droppedSpans.WithLabelValues("export_failed").Add(float64(len(batch)))
