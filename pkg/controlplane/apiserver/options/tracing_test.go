@@ -20,6 +20,7 @@ import (
 // configuration that does not decode or validate is refused by Validate
 // in one line naming the file and the field.
 func TestTracingConfigErrorsNameFileAndField(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct{ content, field string }{
 		"sampling rate too high": {"samplingRatePerMillion: 2000000", "samplingRatePerMillion"},
 		"negative sampling rate": {"samplingRatePerMillion: -1", "samplingRatePerMillion"},
@@ -61,8 +62,10 @@ func TestTracingConfigErrorsNameFileAndField(t *testing.T) {
 // at the OTLP endpoint, ending spans does not wait for it (this test
 // would hang otherwise: there is no timing assertion) and the spans are
 // dropped and counted: export_failed for those exported and refused,
-// queue_full for those that found the queue full meanwhile.
+// queue_full for those that found the queue full meanwhile. (The counters
+// are the process's; other tests only add to them.)
 func TestUnreachableEndpointDropsAndCounts(t *testing.T) {
+	t.Parallel()
 	endpoint := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	exporter, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure())
 	if err != nil {
@@ -109,6 +112,7 @@ func counterValue(t *testing.T, reason string) float64 {
 // while), Shutdown returns within its own context (a minute) only if it
 // cancels the export.
 func TestShutdownGivesUpAnExportInProgress(t *testing.T) {
+	t.Parallel()
 	endpoint := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	exporter, err := otlptracegrpc.New(context.Background(), otlptracegrpc.WithEndpoint(endpoint), otlptracegrpc.WithInsecure(),
 		otlptracegrpc.WithTimeout(time.Hour), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: true, InitialInterval: time.Second, MaxInterval: time.Second, MaxElapsedTime: time.Hour}))
