@@ -6,6 +6,7 @@
 package apiserver
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -223,7 +224,7 @@ func checkDefinitions(scheme *runtime.Scheme, groups []registry.APIGroup, defini
 
 // NewConfig builds the configuration of every server from options and the
 // composition.
-func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Config, error) {
+func NewConfig(o options.CompletedOptions, comp composition.Composition) (_ *Config, err error) {
 	scheme, err := NewScheme(comp.APIGroups)
 	if err != nil {
 		return nil, err
@@ -246,6 +247,17 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	}
 	gc.LoopbackClientConfig.ContentConfig.ContentType = "application/vnd.kubernetes.protobuf"
 	gc.LoopbackClientConfig.DisableCompression = true
+	// Tracing before the loopback clients are made, so that they carry
+	// the trace context.
+	if err := o.Traces.ApplyTo(gc); err != nil {
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			// Nothing will run this configuration: stop its exporter.
+			_ = gc.TracerProvider.Shutdown(context.Background())
+		}
+	}()
 
 	client, err := kubernetes.NewForConfig(gc.LoopbackClientConfig)
 	if err != nil {
@@ -287,6 +299,10 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (*Confi
 	gc.SkipOpenAPIInstallation = true
 	gc.LongRunningFunc = filters.BasicLongRunningRequestCheck(sets.NewString("watch", "proxy"), sets.NewString("attach", "exec", "proxy", "log", "portforward"))
 
+	// The etcd clients' spans join the request's trace: the storage
+	// factory's gRPC clients and etcdstorage's in-process ones read the
+	// provider from here.
+	o.Etcd.StorageConfig.Transport.TracerProvider = gc.TracerProvider
 	resourceEncoding := serverstorage.NewDefaultResourceEncodingConfigForEffectiveVersion(scheme, gc.EffectiveVersion)
 	storageFactory := serverstorage.NewDefaultStorageFactory(o.Etcd.StorageConfig, o.Etcd.DefaultStorageMediaType,
 		codecs, resourceEncoding, gc.MergedResourceConfig, nil)

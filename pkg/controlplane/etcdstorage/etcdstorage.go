@@ -19,7 +19,9 @@
 // What is built is what factory.Create and registry.StorageWithCacher
 // build, from the same exported pieces of k8s.io/apiserver: the etcd3
 // store with its latency tracker, decoder and transformer, and, where the
-// watch cache is on, the cacher with its delegator.
+// watch cache is on, the cacher with its delegator; and, as the storage
+// factory gives its gRPC clients otelgrpc's spans, a span for each KV call
+// (tracing.go).
 package etcdstorage
 
 import (
@@ -156,7 +158,7 @@ func (c *clients) store(config *storagebackend.ConfigForResource, newFunc, newLi
 	c.checkOnce.Do(c.checkFeatures)
 	kc := &kubernetes.Client{Client: client}
 	kc.Kubernetes = kc
-	kc.KV = etcd3.NewETCDLatencyTracker(client.KV)
+	kc.KV = etcd3.NewETCDLatencyTracker(withSpans(client.KV, config.Transport.TracerProvider))
 
 	transformer := config.Transformer
 	if transformer == nil {

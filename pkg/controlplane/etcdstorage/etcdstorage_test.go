@@ -46,12 +46,16 @@ func startEtcd(t *testing.T) *etcd.Handle {
 // configMapStorage builds configmaps' storage through the RESTOptions of a
 // getter that k8s.io/apiserver's etcd options made (watch cache on or off),
 // wrapped by WithClients, and returns it with its destroy function and
-// the clients it was given.
-func configMapStorage(t *testing.T, h *etcd.Handle, watchCache bool) (storage.Interface, func(), *[]*clientv3.Client) {
+// the clients it was given. tune, if any, changes the storage
+// configuration first.
+func configMapStorage(t *testing.T, h *etcd.Handle, watchCache bool, tune ...func(*storagebackend.Config)) (storage.Interface, func(), *[]*clientv3.Client) {
 	t.Helper()
 	o := genericoptions.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", scheme.Codecs.CodecForVersions(scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion), scheme.Codecs.UniversalDeserializer(), corev1.SchemeGroupVersion, corev1.SchemeGroupVersion)))
 	o.StorageConfig.Transport.ServerList = h.ClientURLs()
 	o.EnableWatchCache = watchCache
+	for _, f := range tune {
+		f(&o.StorageConfig)
+	}
 	inner := o.CreateRESTOptionsGetter(&genericoptions.SimpleStorageFactory{StorageConfig: o.StorageConfig}, nil)
 	var clients []*clientv3.Client
 	g := WithClients(inner, func() (*clientv3.Client, error) {

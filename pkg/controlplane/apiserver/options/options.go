@@ -34,6 +34,7 @@ type Options struct {
 	Admission               *genericoptions.AdmissionOptions
 	Authentication          *AuthenticationOptions
 	Authorization           *AuthorizationOptions
+	Traces                  *TracingOptions
 
 	// ProxyClientCertFile and ProxyClientKeyFile identify the aggregator to
 	// aggregated API servers.
@@ -93,6 +94,7 @@ func NewOptions() *Options {
 		Admission:               genericoptions.NewAdmissionOptions(),
 		Authentication:          NewAuthenticationOptions(),
 		Authorization:           NewAuthorizationOptions(),
+		Traces:                  NewTracingOptions(),
 		EventTTL:                time.Hour,
 		// kube-apiserver's defaults.
 		IdentityLeaseDuration:      time.Hour,
@@ -151,6 +153,7 @@ func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	o.Admission.AddFlags(fss.FlagSet("admission"))
 	o.Authentication.AddFlags(fss.FlagSet("authentication"))
 	o.Authorization.AddFlags(fss.FlagSet("authorization"))
+	o.Traces.AddFlags(fss.FlagSet("traces"))
 	fss.FlagSet("etcd").DurationVar(&o.EtcdRequestTimeout, "etcd-request-timeout", o.EtcdRequestTimeout,
 		"How long a request waits for etcd to answer before it fails with 504 naming etcd; 0 waits as long as the request may. "+
 			"A member without a leader is refused at once with 503 and Retry-After (a write is tried again while this lasts, so one during an election waits for the new leader).")
@@ -200,6 +203,7 @@ func (o CompletedOptions) Validate() []error {
 	errs = append(errs, o.Admission.Validate()...)
 	errs = append(errs, o.Authentication.Validate()...)
 	errs = append(errs, o.Authorization.Validate()...)
+	errs = append(errs, o.Traces.Validate()...)
 	if (o.ProxyClientCertFile == "") != (o.ProxyClientKeyFile == "") {
 		errs = append(errs, fmt.Errorf("--proxy-client-cert-file and --proxy-client-key-file must be set together"))
 	}
