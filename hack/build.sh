@@ -20,15 +20,23 @@
 # so the same commit gives the same digest. With --archive the image is
 # written to FILE (an OCI layout that is also a docker-archive); without it
 # it is loaded into podman's store. See docs/deploy.md.
+#
+# Both build the same static binary, as Kubernetes builds its server
+# binaries: no cgo (so no libc to match on the host or in the image; Go's
+# own DNS resolver and user lookup), -trimpath and no build ID (so it is
+# reproducible), and the image's build reuses every compiled package of
+# the plain one (test/e2e builds both). CGO_ENABLED=1 in the environment
+# gives a cgo binary; the image is always static.
 set -euo pipefail
 tags=kustomize_disable_go_plugin_support
+flags=(-tags "$tags" -trimpath -ldflags=-buildid=)
 
 if [[ ${1:-} != image ]]; then
 	out=${1:-gcp}
 	shift || true
 	case $out in /*) ;; *) out=$PWD/$out ;; esac
 	cd "$(dirname "$0")/.."
-	exec go build -tags "$tags" "$@" -o "$out" ./cmd/gcp
+	CGO_ENABLED=${CGO_ENABLED:-0} exec go build "${flags[@]}" "$@" -o "$out" ./cmd/gcp
 fi
 
 shift
@@ -66,7 +74,7 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
 		echo "hack/build.sh image: warning: the tree has changes not in $revision; the image's revision label does not describe them" >&2
 	fi
 fi
-CGO_ENABLED=0 GOOS=linux go build -tags "$tags" -trimpath -buildvcs=$vcs -ldflags=-buildid= -o "$work/gcp" ./cmd/gcp
+CGO_ENABLED=0 GOOS=linux go build "${flags[@]}" -buildvcs=$vcs -o "$work/gcp" ./cmd/gcp
 (cd hack/tools/image && go run . --binary "$work/gcp" --name gcp --revision "$revision" --archive "${archive:-$work/image.tar}")
 if [[ -z $archive ]]; then
 	podman load -i "$work/image.tar"
