@@ -137,6 +137,11 @@ func TestStaticPods(t *testing.T) {
 					t.Errorf("%s probe %+v, want %s 127.0.0.1:%d%s", name, g, want.scheme, want.port, path)
 				}
 			}
+			for _, v := range pod.Spec.Volumes {
+				if v.HostPath != nil && v.HostPath.Path == "/etc/ssl/certs" && (v.HostPath.Type == nil || *v.HostPath.Type != corev1.HostPathDirectoryOrCreate) {
+					t.Errorf("the host's CA certificates are not DirectoryOrCreate: a host without them could not start the pod: %+v", v.HostPath)
+				}
+			}
 			mounts := map[string]bool{}
 			for _, m := range c.VolumeMounts {
 				mounts[m.MountPath] = !m.ReadOnly

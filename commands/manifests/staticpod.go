@@ -100,7 +100,7 @@ func (o *staticPodOptions) write(w io.Writer, s spec) error {
 	for _, p := range paths {
 		name := volumeName(p.dir, used)
 		typ := corev1.HostPathDirectory
-		if p.writable {
+		if p.writable || p.optional {
 			typ = corev1.HostPathDirectoryOrCreate
 		}
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name,
@@ -135,7 +135,8 @@ func validImage(ref string) error {
 // files there link into /etc/pki/ca-trust.
 var caDirs = []string{"/etc/ssl/certs", "/etc/pki"}
 
-// withHostRoots adds caDirs, read-only, to paths unless a path given
+// withHostRoots adds caDirs, read-only and created empty where the host
+// has none (kubeadm's DirectoryOrCreate), to paths unless a path given
 // already covers them.
 func withHostRoots(paths []hostPath) []hostPath {
 	out := slices.Clone(paths)
@@ -146,7 +147,7 @@ func withHostRoots(paths []hostPath) []hostPath {
 			}
 		}
 		if !slices.ContainsFunc(out, func(p hostPath) bool { return within(dir, p.dir) }) {
-			out = append(out, hostPath{dir: dir})
+			out = append(out, hostPath{dir: dir, optional: true})
 		}
 	}
 	return out
