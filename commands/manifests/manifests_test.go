@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/version"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -82,8 +83,11 @@ func TestStaticPods(t *testing.T) {
 	}
 	wantMounts := map[string]map[string]bool{ // path → writable
 		"etcd":        {pki + "/etcd": false, "/var/lib/gcp/etcd": true},
-		"apiserver":   {pki: false, "/var/log/gcp": true},
+		"apiserver":   {pki: false, "/var/log/gcp": true, "/etc/ssl/certs": false},
 		"controllers": {"/etc/gcp": false},
+	}
+	if _, err := os.Stat("/etc/pki"); err == nil {
+		wantMounts["apiserver"]["/etc/pki"] = false
 	}
 	for _, role := range roleNames {
 		t.Run(role, func(t *testing.T) {
@@ -106,6 +110,12 @@ func TestStaticPods(t *testing.T) {
 			if len(c.Command) < 2 || c.Command[0] != "gcp" || c.Command[1] != role {
 				t.Errorf("command %q", c.Command)
 			}
+			if sc := c.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 0 ||
+				sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+				sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+				sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) > 0 {
+				t.Errorf("securityContext %+v, want root with no capabilities, no privilege escalation and a read-only root", sc)
+			}
 			// Every flag as given, --name=value.
 			for _, arg := range []string{roleArgs[role][0], roleArgs[role][len(roleArgs[role])-1]} {
 				if !slices.Contains(c.Command, arg) {
@@ -125,6 +135,11 @@ func TestStaticPods(t *testing.T) {
 				g := p.HTTPGet
 				if g.Scheme != want.scheme || g.Port.IntValue() != want.port || g.Path != path || g.Host != "127.0.0.1" {
 					t.Errorf("%s probe %+v, want %s 127.0.0.1:%d%s", name, g, want.scheme, want.port, path)
+				}
+			}
+			for _, v := range pod.Spec.Volumes {
+				if v.HostPath != nil && v.HostPath.Path == "/etc/ssl/certs" && (v.HostPath.Type == nil || *v.HostPath.Type != corev1.HostPathDirectoryOrCreate) {
+					t.Errorf("the host's CA certificates are not DirectoryOrCreate: a host without them could not start the pod: %+v", v.HostPath)
 				}
 			}
 			mounts := map[string]bool{}
@@ -310,6 +325,11 @@ func TestBadInput(t *testing.T) {
 		{[]string{"systemd", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "stray"}, `unexpected argument "stray"`},
 		{[]string{"systemd", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--binary=gcp"}, "--binary=gcp: a unit needs the absolute path"},
 		{[]string{"systemd", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--user=root"}, "dedicated unprivileged user"},
+		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--image="}, "--image must not be empty"},
+		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--image=Registry.example/GCP:v1"}, `--image "Registry.example/GCP:v1" is not an image reference`},
+		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--image=gcp:v1.37.2:latest"}, `--image "gcp:v1.37.2:latest" is not an image reference`},
+		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--image=gcp@sha256:abc"}, `--image "gcp@sha256:abc" is not an image reference`},
+		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--image=gcp v1"}, `--image "gcp v1" is not an image reference`},
 	} {
 		out, err := run(t, tc.args...)
 		if err == nil {
@@ -389,5 +409,37 @@ func TestSystemdMakesItsOwnDirs(t *testing.T) {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
 			t.Fatalf("%s made %v %v", cmd, fi, err)
 		}
+	}
+}
+
+// TestDefaultImage: without --image a static pod runs gcp:<gcp version>,
+// the name and tag `hack/build.sh image` gives the image it builds.
+func TestDefaultImage(t *testing.T) {
+	out, err := run(t, append([]string{"static-pod", "--role", "controllers", "--"}, roleArgs["controllers"]...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := decodePod(t, out).Spec.Containers[0].Image, "gcp:"+version.Get().GitVersion; got != want {
+		t.Errorf("image %q, want %q", got, want)
+	}
+	if err := validImage(defaultImage("gcp")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestHostRootsNotMountedTwice: a log written in /etc mounts
+// /etc, which already holds the host's CA certificates.
+func TestHostRootsNotMountedTwice(t *testing.T) {
+	out, err := run(t, append([]string{"static-pod", "--role", "apiserver", "--"},
+		append(slices.Clone(roleArgs["apiserver"]), "--audit-log-path=/etc/audit.log")...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, v := range decodePod(t, out).Spec.Volumes {
+		dirs = append(dirs, v.HostPath.Path)
+	}
+	if !slices.Contains(dirs, "/etc") || slices.Contains(dirs, "/etc/ssl/certs") || slices.Contains(dirs, "/etc/pki") {
+		t.Errorf("host paths %q, want /etc and none under it", dirs)
 	}
 }

@@ -31,6 +31,10 @@ type role struct {
 	summary string
 	// cpu and memory are the static pod's requests, as kubeadm's.
 	cpu, memory string
+	// hostRoots says the role's static pod mounts the host's CA
+	// certificates: the API server checks OIDC issuers and webhooks that
+	// may have no certificateAuthority of their own against them.
+	hostRoots bool
 	// defaults are flag values a manifest sets when the flags do not:
 	// places on the host instead of under the working directory.
 	defaults map[string]string
@@ -58,7 +62,7 @@ func roles(name string, stack layering.Stack) map[string]role {
 			flags:    etcdFlags,
 		},
 		"apiserver": {
-			summary: "API server", cpu: "250m",
+			summary: "API server", cpu: "250m", hostRoots: true,
 			flags: apiserverFlags(comp, composeErr),
 		},
 		"controllers": {

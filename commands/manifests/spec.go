@@ -30,6 +30,9 @@ type spec struct {
 type hostPath struct {
 	dir      string
 	writable bool
+	// optional says the role starts without it: a static pod mounts it as
+	// DirectoryOrCreate, so a host without it gets an empty directory.
+	optional bool
 }
 
 // setting is one flag as given: its name and the value passed to Set.
@@ -158,7 +161,7 @@ func hostPaths(settings []setting) ([]hostPath, error) {
 			}
 		}
 		if !covered {
-			out = append(out, hostPath{dir, writable})
+			out = append(out, hostPath{dir: dir, writable: writable})
 		}
 	}
 	slices.SortFunc(out, func(a, b hostPath) int { return strings.Compare(a.dir, b.dir) })

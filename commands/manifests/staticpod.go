@@ -3,7 +3,9 @@ package manifests
 import (
 	"fmt"
 	"io"
+	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,7 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/distribution/reference"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/version"
 )
@@ -31,8 +36,8 @@ func defaultImage(product string) string { return product + ":" + version.Get().
 // flags name mounted at the same paths and the kubelet's probes on the
 // role's health endpoints.
 func (o *staticPodOptions) write(w io.Writer, s spec) error {
-	if o.image == "" {
-		return fmt.Errorf("--image must not be empty")
+	if err := validImage(o.image); err != nil {
+		return err
 	}
 	if s.probe == nil {
 		return errNoProbe(s.role)
@@ -60,6 +65,17 @@ func (o *staticPodOptions) write(w io.Writer, s spec) error {
 			InitialDelaySeconds: 10, PeriodSeconds: 10, TimeoutSeconds: 15, FailureThreshold: 8},
 		ReadinessProbe: &corev1.Probe{ProbeHandler: get(s.probe.ready),
 			PeriodSeconds: 1, TimeoutSeconds: 15, FailureThreshold: 3},
+		// Root, as kubeadm's control plane runs, since `pki init` (run as
+		// root) leaves the keys root's and 0600; but root without a single
+		// capability, so it reads and writes only what root owns, binds no
+		// port below 1024 and changes nothing in the image. docs/deploy.md
+		// says why not a runAsUser.
+		SecurityContext: &corev1.SecurityContext{
+			RunAsUser:                ptr.To[int64](0),
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
 	}
 	pod := corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -76,11 +92,15 @@ func (o *staticPodOptions) write(w io.Writer, s spec) error {
 			},
 		},
 	}
+	paths := s.paths
+	if s.r.hostRoots {
+		paths = withHostRoots(paths)
+	}
 	used := map[string]bool{}
-	for _, p := range s.paths {
+	for _, p := range paths {
 		name := volumeName(p.dir, used)
 		typ := corev1.HostPathDirectory
-		if p.writable {
+		if p.writable || p.optional {
 			typ = corev1.HostPathDirectoryOrCreate
 		}
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: name,
@@ -94,6 +114,43 @@ func (o *staticPodOptions) write(w io.Writer, s spec) error {
 	}
 	_, err = fmt.Fprintf(w, "# %s %s: written by `%s manifests static-pod --role %s`; put it in the kubelet's staticPodPath.\n%s", s.product, s.role, s.product, s.role, out)
 	return err
+}
+
+// validImage checks ref as the kubelet and the container runtimes parse an
+// image reference, so a typo fails here and not when the kubelet pulls.
+func validImage(ref string) error {
+	if ref == "" {
+		return fmt.Errorf("--image must not be empty")
+	}
+	if _, err := reference.ParseNormalizedNamed(ref); err != nil {
+		return fmt.Errorf("--image %q is not an image reference ([HOST[:PORT]/]NAME[:TAG][@DIGEST], lower case): %v", ref, err)
+	}
+	return nil
+}
+
+// caDirs are the host's CA certificates, mounted as kubeadm mounts them
+// into its API server: /etc/ssl/certs always (Debian's bundle is a file
+// there, and on Red Hat systems it is a link to /etc/pki/tls/certs), and
+// /etc/pki where it exists on the machine writing the manifest, since the
+// files there link into /etc/pki/ca-trust.
+var caDirs = []string{"/etc/ssl/certs", "/etc/pki"}
+
+// withHostRoots adds caDirs, read-only and created empty where the host
+// has none (kubeadm's DirectoryOrCreate), to paths unless a path given
+// already covers them.
+func withHostRoots(paths []hostPath) []hostPath {
+	out := slices.Clone(paths)
+	for i, dir := range caDirs {
+		if i > 0 {
+			if _, err := os.Stat(dir); err != nil {
+				continue
+			}
+		}
+		if !slices.ContainsFunc(out, func(p hostPath) bool { return within(dir, p.dir) }) {
+			out = append(out, hostPath{dir: dir, optional: true})
+		}
+	}
+	return out
 }
 
 var notLabelChars = regexp.MustCompile(`[^a-z0-9]+`)
