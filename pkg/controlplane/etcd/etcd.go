@@ -352,7 +352,7 @@ func setLogger(ec *embed.Config, level string, out io.Writer, stop <-chan struct
 			return err
 		}
 		ecfg := logutil.DefaultZapLoggerConfig.EncoderConfig
-		core = zapcore.NewCore(zapcore.NewJSONEncoder(ecfg), zapcore.AddSync(out), zap.NewAtomicLevelAt(lvl))
+		core = logging.WithoutHarmless(zapcore.NewCore(zapcore.NewJSONEncoder(ecfg), zapcore.AddSync(out), zap.NewAtomicLevelAt(lvl)))
 		opts = append(opts, zap.AddCaller())
 	}
 	lg := zap.New(quietOnStop{Core: core, stop: stop}, opts...)

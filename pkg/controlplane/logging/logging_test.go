@@ -1,6 +1,7 @@
 package logging
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -115,5 +116,21 @@ func TestQuiet(t *testing.T) {
 		if got := isNoisy(klogLineMessage([]byte(line))); got != want {
 			t.Errorf("isNoisy(%q) = %v, want %v", line, got, want)
 		}
+	}
+}
+
+// TestWithoutHarmlessOnJSON: etcd's own JSON log (the test server's) drops
+// the first start's harmless schema-version error too, and keeps the rest.
+func TestWithoutHarmlessOnJSON(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	core := WithoutHarmless(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&out), zapcore.WarnLevel))
+	lg := zap.New(core).With(zap.String("member", "m"))
+	lg.Error("failed to update storage version", zap.Error(errors.New("cannot detect storage schema version: missing term information")))
+	lg.Warn("Failed to detect schema version", zap.Error(errors.New("missing term information")))
+	lg.Warn("something else")
+	lg.Info("below the level")
+	if got := out.String(); strings.Contains(got, "schema version") || !strings.Contains(got, "something else") || strings.Contains(got, "below the level") {
+		t.Fatalf("etcd's JSON log:\n%s", got)
 	}
 }

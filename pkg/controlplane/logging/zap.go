@@ -177,3 +177,29 @@ func keysAndValues(fields []zapcore.Field) []any {
 	}
 	return kv
 }
+
+// WithoutHarmless wraps core, any zap core (etcd's own JSON to a file, as
+// the test server keeps it), so that the entries ZapCore drops as harmless
+// (etcdDropped) are dropped there too.
+func WithoutHarmless(core zapcore.Core) zapcore.Core { return harmlessDropped{core} }
+
+// harmlessDropped is WithoutHarmless's core.
+type harmlessDropped struct{ zapcore.Core }
+
+func (h harmlessDropped) With(fields []zapcore.Field) zapcore.Core {
+	return harmlessDropped{h.Core.With(fields)}
+}
+
+func (h harmlessDropped) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if h.Enabled(ent.Level) {
+		return ce.AddCore(ent, h)
+	}
+	return ce
+}
+
+func (h harmlessDropped) Write(ent zapcore.Entry, fields []zapcore.Field) error {
+	if etcdDropped(ent, fields) {
+		return nil
+	}
+	return h.Core.Write(ent, fields)
+}
