@@ -29,12 +29,22 @@ func jsonRecords(t *testing.T, what, out string) []map[string]any {
 	return records
 }
 
+// waitLogged waits, up to 30 s, until a's log holds text: kubectl may see
+// /readyz before gcp's own readiness wait says the control plane is ready.
+func (a *allInOne) waitLogged(text string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(a.log.String(), text) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestStartJSONLogs: `gcp start --logging-format=json` writes only JSON
 // records, the embedded etcd's among them (-v=2 makes etcd's info lines
 // show), from its first line to the last after SIGTERM.
 func TestStartJSONLogs(t *testing.T) {
 	t.Parallel()
 	a := startAllInOne(t, t.TempDir(), "--logging-format=json", "-v=2")
+	a.waitLogged("Control plane is ready")
 	a.kubectl("create", "namespace", "json-logs")
 	if err := a.stop(); err != nil {
 		t.Fatalf("stop: %v\n%s", err, a.log)
@@ -82,6 +92,7 @@ func TestDefaultStartIsShort(t *testing.T) {
 	dataDir := t.TempDir()
 	for _, run := range []string{"first", "second"} {
 		a := startAllInOne(t, dataDir)
+		a.waitLogged("Control plane is ready")
 		if err := a.stop(); err != nil {
 			t.Fatalf("%s start: stop: %v\n%s", run, err, a.log)
 		}

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -44,7 +43,7 @@ type allInOne struct {
 	binary  string
 	dataDir string
 	cmd     *exec.Cmd
-	log     *bytes.Buffer
+	log     *syncBuffer
 	exited  chan error
 }
 
@@ -73,7 +72,7 @@ func startBinary(t testing.TB, binary, dataDir string, flags ...string) *allInOn
 
 func startBinaryEnv(t testing.TB, binary, dataDir string, env []string, flags ...string) *allInOne {
 	t.Helper()
-	a := &allInOne{t: t, binary: binary, dataDir: dataDir, log: &bytes.Buffer{}, exited: make(chan error, 1)}
+	a := &allInOne{t: t, binary: binary, dataDir: dataDir, log: &syncBuffer{}, exited: make(chan error, 1)}
 	a.cmd = exec.Command(binary, append([]string{"start", "--data-dir", dataDir, "--secure-port", "0"}, flags...)...)
 	if env != nil {
 		a.cmd.Env = withEnv(os.Environ(), env)
