@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
@@ -81,6 +82,23 @@ func (h *logHub) detach(s *logSink) {
 	h.mu.Lock()
 	delete(h.sinks, s)
 	h.mu.Unlock()
+}
+
+// lingerAfterStop is how long a server's own log buffer keeps receiving
+// lines after it stopped: controllers of k8s.io/apiserver (the CA file
+// watchers) say "Shutting down" a moment after Stop returns, and those
+// lines belong to the server, not to the test's standard error.
+const lingerAfterStop = 2 * time.Second
+
+// detachAfterStop removes s once the server's last lines are in: at once
+// for a caller's writer (which may be a test's, invalid once it ended),
+// after lingerAfterStop for the server's own buffer.
+func (h *logHub) detachAfterStop(s *logSink) {
+	if s.out != nil {
+		h.detach(s)
+		return
+	}
+	time.AfterFunc(lingerAfterStop, func() { h.detach(s) })
 }
 
 // Write sends a line to every sink, or to standard error if there is none.

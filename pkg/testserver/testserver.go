@@ -134,7 +134,7 @@ func Start(t testing.TB, o Options) *Server {
 	log := hub.attach(o.LogOutput)
 	// Cleanups run last first: the log is printed after the server stopped.
 	t.Cleanup(func() {
-		hub.detach(log)
+		hub.detachAfterStop(log)
 		if t.Failed() && o.LogOutput == nil {
 			t.Logf("test server log:\n%s", log.String())
 		}
@@ -335,7 +335,7 @@ func (s *Server) Stop() error {
 	s.stoppedErr = errors.Join(errs...)
 	s.removeData()
 	if s.log != nil {
-		hub.detach(s.log)
+		hub.detachAfterStop(s.log)
 	}
 	return s.stoppedErr
 }
