@@ -22,17 +22,12 @@ package oidcprovider
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -44,6 +39,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/gcp-project/gcp/test/freeport"
 )
@@ -73,9 +70,10 @@ type Provider struct {
 	// 127.0.0.1:<port>: where a proxy sends the connections it is asked
 	// to make to IssuerURL's host.
 	PublicAddr string
-	// CAFile is the path of the PEM certificate of the CA that signed the
-	// provider's serving certificate (for a JWT authenticator's
-	// certificateAuthority, or a client's root CAs).
+	// CAFile is the path of the PEM that the provider's serving
+	// certificate is trusted by: that certificate and the throwaway CA that
+	// signed it (for a JWT authenticator's certificateAuthority, or a
+	// client's root CAs).
 	CAFile string
 	// CAData is the content of CAFile.
 	CAData []byte
@@ -311,71 +309,29 @@ func dialIssuerAt(issuer, addr string) func(context.Context, string, string) (ne
 	}
 }
 
-// writeCerts writes a throwaway CA (ca.crt) and a serving certificate and key
-// for 127.0.0.1, localhost and hostname if set, signed by it (tls.crt,
-// tls.key), into dir.
+// writeCerts writes a serving certificate for 127.0.0.1, localhost and
+// hostname if set, signed by a throwaway CA of its own, with that CA
+// (tls.crt), its key (tls.key), and the PEM clients trust it by, the
+// certificate and its CA (ca.crt), into dir.
 func writeCerts(t testing.TB, dir, hostname string) (caPEM []byte, pool *x509.CertPool) {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "oidcprovider test CA"},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:     []string{"localhost"},
-	}
+	dns := []string{"localhost"}
 	if hostname != "" {
-		tmpl.DNSNames = append(tmpl.DNSNames, hostname)
+		dns = append(dns, hostname)
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", nil, dns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
-	for name, data := range map[string][]byte{
-		"ca.crt":  caPEM,
-		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-	} {
+	for name, data := range map[string][]byte{"ca.crt": certPEM, "tls.crt": certPEM, "tls.key": keyPEM} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	pool = x509.NewCertPool()
-	pool.AddCert(ca)
-	return caPEM, pool
+	if pool, err = certutil.NewPoolFromBytes(certPEM); err != nil {
+		t.Fatal(err)
+	}
+	return certPEM, pool
 }
 
 // freePort returns a loopback port nothing listens on and that no earlier
