@@ -399,13 +399,7 @@ func TestAuthorizationWebhook(t *testing.T) {
 func TestBadAuthorizationConfigurationIsOneLine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	header := "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n"
 	malformed := write("malformed.yaml", header+"- type: [\n")
 	node := write("node.yaml", header+"- type: Node\n  name: node\n")

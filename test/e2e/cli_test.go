@@ -97,6 +97,16 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 	}
 }
 
+// writeFile writes content to dir/name, 0600, and returns its path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // wantStartRefused runs `gcp start` with flags in a data dir that does not
 // exist and checks that it exits 1 with one line naming want (if not
 // empty), and leaves no data dir behind.

@@ -298,13 +298,7 @@ func TestOIDCLoginSplit(t *testing.T) {
 func TestBadAuthenticationConfigurationIsOneLine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	write := func(name, content string) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
+	write := func(name, content string) string { return writeFile(t, dir, name, content) }
 	header := "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthenticationConfiguration\njwt:\n"
 	issuer := func(url, mappings string) string {
 		return "- issuer: {url: \"" + url + "\", audiences: [gcp]}\n  claimMappings: " + mappings + "\n"

@@ -5,7 +5,6 @@ import (
 	"os"
 
 	apiserverapi "k8s.io/apiserver/pkg/apis/apiserver"
-	apiservervalidation "k8s.io/apiserver/pkg/apis/apiserver/validation"
 	authenticationcel "k8s.io/apiserver/pkg/authentication/cel"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/authn"
@@ -25,18 +24,8 @@ func loadAuthenticationConfig(path string, disallowedIssuers []string) (*apiserv
 	if err != nil {
 		return nil, nil, fmt.Errorf("--authentication-config %s: %w", path, err)
 	}
-	if err := validateAuthenticationConfig(cfg, disallowedIssuers); err != nil {
+	if err := authn.ValidateConfig(authenticationcel.NewDefaultCompiler(), cfg, disallowedIssuers); err != nil {
 		return nil, nil, fmt.Errorf("--authentication-config %s: %w", path, err)
 	}
 	return cfg, data, nil
-}
-
-// validateAuthenticationConfig validates cfg as kube-apiserver does, and
-// each JWT issuer's certificateAuthority, which upstream checks only when
-// the authenticator starts.
-func validateAuthenticationConfig(cfg *apiserverapi.AuthenticationConfiguration, disallowedIssuers []string) error {
-	if errs := apiservervalidation.ValidateAuthenticationConfiguration(authenticationcel.NewDefaultCompiler(), cfg, disallowedIssuers); len(errs) > 0 {
-		return errs.ToAggregate()
-	}
-	return authn.ValidateJWT(authenticationcel.NewDefaultCompiler(), cfg.JWT, disallowedIssuers)
 }

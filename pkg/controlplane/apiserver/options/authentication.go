@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	apiserverapi "k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
+	authenticationcel "k8s.io/apiserver/pkg/authentication/cel"
 	"k8s.io/apiserver/pkg/authentication/group"
 	"k8s.io/apiserver/pkg/authentication/request/anonymous"
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
@@ -118,7 +119,7 @@ func (o *AuthenticationOptions) configuration() (*apiserverapi.AuthenticationCon
 	case o.ConfigFile != "":
 		return loadAuthenticationConfig(o.ConfigFile, o.ServiceAccounts.Issuers)
 	case o.Config != nil:
-		if err := validateAuthenticationConfig(o.Config, o.ServiceAccounts.Issuers); err != nil {
+		if err := authn.ValidateConfig(authenticationcel.NewDefaultCompiler(), o.Config, o.ServiceAccounts.Issuers); err != nil {
 			return nil, nil, fmt.Errorf("authentication configuration: %w", err)
 		}
 		return o.Config, nil, nil
@@ -127,7 +128,7 @@ func (o *AuthenticationOptions) configuration() (*apiserverapi.AuthenticationCon
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := validateAuthenticationConfig(cfg, o.ServiceAccounts.Issuers); err != nil {
+		if err := authn.ValidateConfig(authenticationcel.NewDefaultCompiler(), cfg, o.ServiceAccounts.Issuers); err != nil {
 			return nil, nil, fmt.Errorf("--oidc-*: %w", err)
 		}
 		return cfg, nil, nil

@@ -84,7 +84,7 @@ func NewJWT(authenticators []apiserverapi.JWTAuthenticator, o JWTOptions) (*JWT,
 // validate checks authenticators as oidc.New will, so that a mistake is
 // reported when the configuration is read, not when the server runs.
 func (j *JWT) validate(authenticators []apiserverapi.JWTAuthenticator) error {
-	return ValidateJWT(j.compiler, authenticators, j.opts.DisallowedIssuers)
+	return ValidateConfig(j.compiler, &apiserverapi.AuthenticationConfiguration{JWT: authenticators}, j.opts.DisallowedIssuers)
 }
 
 // AuthenticateToken tries the token against the authenticators in place.

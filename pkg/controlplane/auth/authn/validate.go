@@ -10,16 +10,17 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 )
 
-// ValidateJWT checks JWT authenticators as kube-apiserver does
-// (ValidateAuthenticationConfiguration: https issuers, no issuer twice,
-// CEL that compiles, claim mappings that make sense) and, beyond it, that
-// each certificateAuthority is PEM that holds a certificate, which upstream
-// reports only when the authenticator starts, and that no issuer asks for
-// an egress selector, which gcp does not have. Errors name the field.
-func ValidateJWT(compiler authenticationcel.Compiler, authenticators []apiserverapi.JWTAuthenticator, disallowedIssuers []string) error {
-	cfg := &apiserverapi.AuthenticationConfiguration{JWT: authenticators}
+// ValidateConfig checks an AuthenticationConfiguration as kube-apiserver
+// does (ValidateAuthenticationConfiguration: https issuers, no issuer
+// twice, CEL that compiles, claim mappings that make sense, the anonymous
+// section) and, beyond it, that each JWT issuer's certificateAuthority is
+// PEM that holds a certificate, which upstream reports only when the
+// authenticator starts, and that no issuer asks for an egress selector,
+// which gcp does not have. No JWT issuer may be one of disallowedIssuers
+// (the service account issuers). Errors name the field.
+func ValidateConfig(compiler authenticationcel.Compiler, cfg *apiserverapi.AuthenticationConfiguration, disallowedIssuers []string) error {
 	errs := apiservervalidation.ValidateAuthenticationConfiguration(compiler, cfg, disallowedIssuers)
-	for i, a := range authenticators {
+	for i, a := range cfg.JWT {
 		issuer := field.NewPath("jwt").Index(i).Child("issuer")
 		if a.Issuer.EgressSelectorType != "" {
 			// Upstream would start, then fail the authenticator for ever.
