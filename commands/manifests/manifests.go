@@ -49,6 +49,8 @@ func NewCommand(name string, stack layering.Stack) *cobra.Command {
 			func(fs *pflag.FlagSet) func(io.Writer, spec) error {
 				o := &staticPodOptions{image: defaultImage(name)}
 				fs.StringVar(&o.image, "image", o.image, "Container image with the "+name+" binary on its PATH.")
+				fs.StringVar(&o.podName, "pod-name", "", "Name of the pod; "+name+"-ROLE when not given. Give each pod of a role on one machine a name of its own (three etcd members on one host): the kubelet and podman keep one pod per name.")
+				o.podNameSet = func() bool { return fs.Changed("pod-name") }
 				return o.write
 			}),
 	)

@@ -330,6 +330,9 @@ func TestBadInput(t *testing.T) {
 		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--image=gcp:v1.37.2:latest"}, `--image "gcp:v1.37.2:latest" is not an image reference`},
 		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--image=gcp@sha256:abc"}, `--image "gcp@sha256:abc" is not an image reference`},
 		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--image=gcp v1"}, `--image "gcp v1" is not an image reference`},
+		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--pod-name="}, "--pod-name must not be empty"},
+		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--pod-name=gcp_etcd_b"}, `--pod-name "gcp_etcd_b" is not a pod name: a lowercase RFC 1123 subdomain`},
+		{[]string{"static-pod", "--role", "controllers", "--kubeconfig=/etc/gcp/c.kubeconfig", "--pod-name=Etcd-B"}, `--pod-name "Etcd-B" is not a pod name`},
 	} {
 		out, err := run(t, tc.args...)
 		if err == nil {
@@ -424,6 +427,34 @@ func TestDefaultImage(t *testing.T) {
 	}
 	if err := validImage(defaultImage("gcp")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPodName: --pod-name names the pod, so that one machine can run
+// several pods of a role (three etcd members on one host: the kubelet
+// and podman keep one pod per name); without it the pod is gcp-<role>.
+func TestPodName(t *testing.T) {
+	for _, name := range []string{"gcp-etcd-b", "etcd.b"} {
+		for _, args := range [][]string{
+			append([]string{"static-pod", "--role", "etcd", "--pod-name", name, "--"}, roleArgs["etcd"]...),
+			append([]string{"static-pod", "--role", "etcd", "--"}, append(slices.Clone(roleArgs["etcd"]), "--pod-name="+name)...),
+		} {
+			out, err := run(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pod := decodePod(t, out)
+			if pod.Name != name || pod.Labels["component"] != "etcd" || pod.Spec.Containers[0].Name != "etcd" {
+				t.Errorf("%q: pod %q, component %q, container %q; want pod %q of component and container etcd",
+					args, pod.Name, pod.Labels["component"], pod.Spec.Containers[0].Name, name)
+			}
+			if slices.ContainsFunc(pod.Spec.Containers[0].Command, func(arg string) bool { return strings.Contains(arg, "pod-name") }) {
+				t.Errorf("%q: --pod-name passed on to etcd: %q", args, pod.Spec.Containers[0].Command)
+			}
+		}
+	}
+	if _, err := run(t, "systemd", "--role", "etcd", "--pod-name=gcp-etcd-b"); err == nil || !strings.Contains(err.Error(), "unknown flag: --pod-name") {
+		t.Errorf("systemd --pod-name: %v, want unknown flag", err)
 	}
 }
 

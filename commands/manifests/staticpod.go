@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -24,6 +25,9 @@ import (
 // staticPodOptions are the flags of `gcp manifests static-pod`.
 type staticPodOptions struct {
 	image string
+	// podName is the pod's name, <product>-<role> unless podNameSet.
+	podName    string
+	podNameSet func() bool
 }
 
 // defaultImage is the image a static pod runs unless --image says
@@ -38,6 +42,16 @@ func defaultImage(product string) string { return product + ":" + version.Get().
 func (o *staticPodOptions) write(w io.Writer, s spec) error {
 	if err := validImage(o.image); err != nil {
 		return err
+	}
+	name := s.product + "-" + s.role
+	if o.podNameSet != nil && o.podNameSet() {
+		if o.podName == "" {
+			return fmt.Errorf("--pod-name must not be empty")
+		}
+		if errs := validation.IsDNS1123Subdomain(o.podName); len(errs) > 0 {
+			return fmt.Errorf("--pod-name %q is not a pod name: %s", o.podName, strings.Join(errs, "; "))
+		}
+		name = o.podName
 	}
 	if s.probe == nil {
 		return errNoProbe(s.role)
@@ -80,7 +94,7 @@ func (o *staticPodOptions) write(w io.Writer, s spec) error {
 	pod := corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      s.product + "-" + s.role,
+			Name:      name,
 			Namespace: metav1.NamespaceSystem,
 			Labels:    map[string]string{"component": s.role, "tier": "control-plane"},
 		},
