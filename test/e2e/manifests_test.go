@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,11 +18,22 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
+// staticPodArgs are gcp's arguments that print role's static pod with
+// args: the role's flags, after the static pod's own and a "--" when args
+// have one.
+func staticPodArgs(role string, args ...string) []string {
+	cmd := []string{"manifests", "static-pod", "--role", role}
+	if !slices.Contains(args, "--") {
+		cmd = append(cmd, "--")
+	}
+	return append(cmd, args...)
+}
+
 // staticPod runs `gcp manifests static-pod --role role -- args...` and
 // decodes the manifest strictly as a core/v1 Pod.
 func staticPod(t *testing.T, role string, args ...string) *corev1.Pod {
 	t.Helper()
-	out := mustGCP(t, append([]string{"manifests", "static-pod", "--role", role, "--"}, args...)...)
+	out := mustGCP(t, staticPodArgs(role, args...)...)
 	s := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme.Scheme, scheme.Scheme, json.SerializerOptions{Yaml: true, Strict: true})
 	obj, _, err := s.Decode([]byte(out), nil, nil)
 	pod, ok := obj.(*corev1.Pod)

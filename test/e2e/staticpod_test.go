@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -94,6 +97,38 @@ func (p *podman) play(dir string, pod *corev1.Pod, manifest string) string {
 	return pod.Name + "-" + pod.Spec.Containers[0].Name
 }
 
+// image is the archive `hack/build.sh image --archive` builds from this
+// tree, built once for every test that runs it.
+var image struct {
+	once    sync.Once
+	archive string
+	err     error
+}
+
+// loadImage loads the image into p's store, building it first if no test
+// has yet.
+func (p *podman) loadImage() {
+	p.t.Helper()
+	image.once.Do(func() {
+		image.archive = filepath.Join(filepath.Dir(gcpBinary), "gcp-image.tar")
+		out, err := exec.Command("bash", filepath.Join("..", "..", "hack", "build.sh"), "image", "--archive", image.archive).CombinedOutput()
+		if err != nil {
+			image.err = fmt.Errorf("hack/build.sh image: %v\n%s", err, out)
+		}
+	})
+	if image.err != nil {
+		p.t.Fatal(image.err)
+	}
+	p.must("load", "--quiet", "--input", image.archive)
+}
+
+// staticPodManifest returns role's static pod with args, as gcp prints it
+// and decoded.
+func staticPodManifest(t *testing.T, role string, args ...string) (*corev1.Pod, string) {
+	t.Helper()
+	return staticPod(t, role, args...), mustGCP(t, staticPodArgs(role, args...)...)
+}
+
 func (p *podman) pid(container string) int {
 	p.t.Helper()
 	pid, err := strconv.Atoi(p.must("inspect", "--format", "{{.State.Pid}}", container))
@@ -112,10 +147,8 @@ func (p *podman) pid(container string) int {
 func TestStaticPodsUnderPodman(t *testing.T) {
 	t.Parallel()
 	p := newPodman(t)
+	p.loadImage()
 	base := t.TempDir()
-	archive := filepath.Join(base, "gcp.tar")
-	buildImage(t, archive)
-	p.must("load", "--quiet", "--input", archive)
 
 	pki := filepath.Join(base, "pki")
 	f := func(name string) string { return filepath.Join(pki, name) }
@@ -123,8 +156,7 @@ func TestStaticPodsUnderPodman(t *testing.T) {
 	mustGCP(t, "pki", "init", "--dir", pki, "--etcd-member", "a=127.0.0.1", "--server", fmt.Sprintf("https://127.0.0.1:%d", apiPort))
 
 	manifest := func(role string, args ...string) (*corev1.Pod, string) {
-		out := mustGCP(t, append([]string{"manifests", "static-pod", "--role", role, "--"}, args...)...)
-		return staticPod(t, role, args...), out
+		return staticPodManifest(t, role, args...)
 	}
 	ready := func(pod *corev1.Pod, container string) {
 		t.Helper()
@@ -202,5 +234,169 @@ func TestStaticPodsUnderPodman(t *testing.T) {
 	eventually(t, 60*time.Second, func() error {
 		_, err := a.kubectlErr("get", "configmap", "survivor")
 		return err
+	})
+}
+
+// TestEtcdClusterInStaticPods runs a three-member etcd cluster as three
+// static pods on one host, as `gcp pki init` and `gcp manifests static-pod
+// --pod-name` make them, and an API server's pod against all three, under
+// podman and runc: the members become ready through their probes, and
+// with one member's container killed (and left dead: podman restarts no
+// container it killed itself) the API goes on serving writes; the member
+// rejoins when started again, and the cluster then survives the loss of
+// another member, which needs the rejoined one's vote.
+func TestEtcdClusterInStaticPods(t *testing.T) {
+	t.Parallel()
+	p := newPodman(t)
+	p.loadImage()
+	base := t.TempDir()
+	pki := filepath.Join(base, "pki")
+	f := func(name string) string { return filepath.Join(pki, name) }
+
+	type member struct {
+		name                  string
+		client, peer, metrics int
+		pod                   *corev1.Pod
+		container             string
+	}
+	members := make([]member, 3)
+	apiPort := freePort(t)
+	var initial, clients []string
+	initArgs := []string{"pki", "init", "--dir", pki, "--server", fmt.Sprintf("https://127.0.0.1:%d", apiPort)}
+	for i := range members {
+		m := &members[i]
+		*m = member{name: fmt.Sprintf("etcd-%d", i), client: freePort(t), peer: freePort(t), metrics: freePort(t)}
+		initial = append(initial, fmt.Sprintf("%s=https://127.0.0.1:%d", m.name, m.peer))
+		clients = append(clients, fmt.Sprintf("https://127.0.0.1:%d", m.client))
+		initArgs = append(initArgs, "--etcd-member", m.name+"=127.0.0.1")
+	}
+	mustGCP(t, initArgs...)
+	for i := range members {
+		m := &members[i]
+		dir := "etcd/" + m.name + "/"
+		var manifest string
+		// One host, three pods of one role: each needs a name of its own.
+		m.pod, manifest = staticPodManifest(t, "etcd", "--pod-name=gcp-"+m.name, "--",
+			"--name="+m.name, "--data-dir="+filepath.Join(base, m.name),
+			"--listen-client-urls="+clients[i], fmt.Sprintf("--listen-peer-urls=https://127.0.0.1:%d", m.peer),
+			"--initial-cluster="+strings.Join(initial, ","), "--initial-cluster-state=new",
+			fmt.Sprintf("--listen-metrics-urls=http://127.0.0.1:%d", m.metrics),
+			"--cert-file="+f(dir+"server.crt"), "--key-file="+f(dir+"server.key"),
+			"--trusted-ca-file="+f("etcd/ca.crt"), "--client-cert-auth",
+			"--peer-cert-file="+f(dir+"peer.crt"), "--peer-key-file="+f(dir+"peer.key"),
+			"--peer-trusted-ca-file="+f("etcd/ca.crt"), "--peer-client-cert-auth")
+		m.container = p.play(base, m.pod, manifest)
+	}
+	ready := func(m member) {
+		t.Helper()
+		waitProbes(t, m.pod.Spec.Containers[0], logs{p, m.container})
+	}
+	for _, m := range members {
+		ready(m)
+	}
+
+	// status runs `gcp etcd status` on every member and returns its exit
+	// code, its output and the member that says it leads (-1 if none).
+	apart := regexp.MustCompile(`\s{2,}`)
+	status := func() (int, string, int) {
+		t.Helper()
+		out, code := runGCP(t, "etcd", "status", "--etcd-servers", strings.Join(clients, ","), "--etcd-cafile", f("etcd/ca.crt"),
+			"--etcd-certfile", f("apiserver-etcd-client.crt"), "--etcd-keyfile", f("apiserver-etcd-client.key"))
+		leader := -1
+		for _, line := range strings.Split(out, "\n") {
+			if cols := apart.Split(strings.TrimSpace(line), -1); len(cols) > 6 && cols[6] == "true" {
+				leader = slices.Index(clients, cols[0])
+			}
+		}
+		return code, out, leader
+	}
+	leader := -1
+	eventually(t, 30*time.Second, func() error {
+		code, out, l := status()
+		if leader = l; code != 0 || l < 0 {
+			return fmt.Errorf("etcd status: exit %d, leader %d\n%s", code, l, out)
+		}
+		return nil
+	})
+
+	apiPod, apiYAML := staticPodManifest(t, "apiserver", "--etcd-servers="+strings.Join(clients, ","),
+		"--etcd-cafile="+f("etcd/ca.crt"), "--etcd-certfile="+f("apiserver-etcd-client.crt"), "--etcd-keyfile="+f("apiserver-etcd-client.key"),
+		"--tls-cert-file="+f("apiserver.crt"), "--tls-private-key-file="+f("apiserver.key"), "--client-ca-file="+f("ca.crt"),
+		"--service-account-issuer=https://gcp.test", "--service-account-signing-key-file="+f("sa.key"), "--service-account-key-file="+f("sa.pub"),
+		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort))
+	api := p.play(base, apiPod, apiYAML)
+	waitProbes(t, apiPod.Spec.Containers[0], logs{p, api})
+	a := &allInOne{t: t, binary: gcpBinary, dataDir: base}
+	a.kubectl("create", "configmap", "before")
+
+	// create writes a ConfigMap, retrying while an election is under way:
+	// a create answered 504 may have happened, so AlreadyExists is done.
+	create := func(name string) {
+		t.Helper()
+		eventually(t, 30*time.Second, func() error {
+			out, err := a.kubectlErr("create", "configmap", name)
+			if err != nil && strings.Contains(out, "AlreadyExists") {
+				err = nil
+			}
+			return err
+		})
+	}
+	// kill SIGKILLs member i's container; podman leaves it dead.
+	kill := func(i int) {
+		t.Helper()
+		p.must("kill", "--signal", "KILL", members[i].container)
+		eventually(t, 30*time.Second, func() error {
+			if s := p.must("inspect", "--format", "{{.State.Status}}", members[i].container); s != "exited" {
+				return fmt.Errorf("%s: %s", members[i].container, s)
+			}
+			return nil
+		})
+	}
+	stillDead := func(i int) {
+		t.Helper()
+		if s := p.must("inspect", "--format", "{{.State.Status}} {{.RestartCount}}", members[i].container); s != "exited 0" {
+			t.Fatalf("%s: status and restarts %q, want exited 0: the writes above did not all happen while it was down", members[i].container, s)
+		}
+	}
+
+	// The leader's container dies: after an election, writes go on, and
+	// one after another succeeds at the first try.
+	first := leader
+	kill(first)
+	killed := time.Now()
+	create("without-leader-0")
+	t.Logf("first write after SIGKILL of the leading member's container: %v", time.Since(killed).Round(time.Millisecond))
+	for i := 1; i < 5; i++ {
+		a.kubectl("create", "configmap", fmt.Sprintf("without-leader-%d", i))
+	}
+	if code, out, _ := status(); code != 1 || !strings.Contains(out, "1 of 3 members did not answer: "+clients[first]) {
+		t.Errorf("etcd status with %s down: exit %d, want 1 naming it\n%s", members[first].name, code, out)
+	}
+	stillDead(first)
+
+	// Started again, it rejoins: ready, and its vote is what keeps the
+	// cluster writing when another member dies.
+	p.must("start", members[first].container)
+	ready(members[first])
+	second := (first + 1) % 3
+	kill(second)
+	killed = time.Now()
+	create("without-second-0")
+	t.Logf("first write after SIGKILL of a second member's container: %v", time.Since(killed).Round(time.Millisecond))
+	for i := 1; i < 5; i++ {
+		a.kubectl("create", "configmap", fmt.Sprintf("without-second-%d", i))
+	}
+	for _, name := range []string{"before", "without-leader-4", "without-second-4"} {
+		a.kubectl("get", "configmap", name)
+	}
+	stillDead(second)
+
+	p.must("start", members[second].container)
+	ready(members[second])
+	eventually(t, 30*time.Second, func() error {
+		if code, out, l := status(); code != 0 || l < 0 || strings.Count(out, "https://127.0.0.1:") != 3 {
+			return fmt.Errorf("etcd status after both returned: exit %d, leader %d\n%s", code, l, out)
+		}
+		return nil
 	})
 }
