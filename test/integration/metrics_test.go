@@ -25,3 +25,29 @@ func TestClientGoMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestEtcdServerMetrics: the in-process etcd member's own families are on the
+// API server's /metrics, as `gcp etcd` serves them on --listen-metrics-urls,
+// so the alerts of docs/operations.md (no leader, leader changes, database
+// size against quota, WAL fsync latency) work on `gcp start` too.
+func TestEtcdServerMetrics(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	body, err := s.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, family := range []string{"etcd_server_has_leader", "etcd_server_leader_changes_seen_total", "etcd_mvcc_db_total_size_in_bytes",
+		"etcd_server_quota_backend_bytes", "etcd_disk_wal_fsync_duration_seconds", "etcd_disk_backend_commit_duration_seconds"} {
+		if !strings.Contains(string(body), "\n# TYPE "+family+" ") {
+			t.Errorf("no %s in /metrics", family)
+		}
+	}
+	if !strings.Contains(string(body), "\netcd_server_has_leader 1\n") {
+		t.Errorf("/metrics does not say etcd has a leader")
+	}
+	// The process' own families once, not again from prometheus' default registry.
+	if n := strings.Count(string(body), "\n# TYPE go_goroutines "); n != 1 {
+		t.Errorf("go_goroutines %d times in /metrics", n)
+	}
+}
