@@ -12,7 +12,9 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	cliflag "k8s.io/component-base/cli/flag"
+	metricsfeatures "k8s.io/component-base/metrics/features"
 	netutils "k8s.io/utils/net"
 
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
@@ -175,6 +177,11 @@ func (o *Options) Complete() (CompletedOptions, error) {
 	if err := o.GenericServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
 		return CompletedOptions{}, err
 	}
+	// Histograms made from here on (the servers' own, made as they are
+	// built) get native buckets beside the classic ones when NativeHistograms
+	// is on, beta and on by default in 1.37, as kube-apiserver's do. The
+	// setting is process-wide, as the metrics are.
+	metricsfeatures.ApplyFeatureGates(utilfeature.DefaultFeatureGate)
 	if o.GenericServerRunOptions.AdvertiseAddress == nil {
 		// Advertise the bind address, or loopback when bound to all
 		// interfaces: there is no Service to publish the address to.
