@@ -2,8 +2,12 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/gcp-project/gcp/pkg/testserver"
 )
@@ -49,5 +53,31 @@ func TestEtcdServerMetrics(t *testing.T) {
 	// The process' own families once, not again from prometheus' default registry.
 	if n := strings.Count(string(body), "\n# TYPE go_goroutines "); n != 1 {
 		t.Errorf("go_goroutines %d times in /metrics", n)
+	}
+}
+
+// TestCertificateExpirationMetric: /metrics says when the serving
+// certificate and the client CA the server reads expire, as the
+// certificate-expiry alert of docs/operations.md needs.
+func TestCertificateExpirationMetric(t *testing.T) {
+	t.Parallel()
+	s := testserver.Start(t, testserver.Options{})
+	body, err := s.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for use, file := range map[string]string{"serving": s.PKI.ServingCert, "client-ca": s.PKI.CACert} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		certs, err := certutil.ParseCertsPEM(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("\ngcp_certificate_expiration_timestamp_seconds{file=%q,use=%q} %g\n", file, use, float64(certs[0].NotAfter.Unix()))
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics has no %q", strings.TrimSpace(want))
+		}
 	}
 }

@@ -62,6 +62,9 @@ type Server struct {
 
 	// storages is what New built, destroyed if PrepareRun fails.
 	storages *storageTracker
+	// certificates are the files gcp_certificate_expiration_timestamp_seconds
+	// reports on while the server runs.
+	certificates []certificateFile
 }
 
 // New builds the delegation chain, innermost first. If it fails, it
@@ -74,6 +77,7 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	s.storages = storages
+	s.certificates = c.certificateFiles()
 	return s, nil
 }
 
@@ -257,6 +261,11 @@ func (s *Server) prepareRun() (*PreparedServer, error) {
 	}
 	if err := s.serveCRDOpenAPIOnRequest(); err != nil {
 		return nil, err
+	}
+	run, certificates := prepared.run, s.certificates
+	prepared.run = func(ctx context.Context) error {
+		defer certificateExpiration.watch(certificates)()
+		return run(ctx)
 	}
 	return prepared, nil
 }
