@@ -15,15 +15,21 @@ import (
 // TestClientGoMetrics: the server's /metrics has client-go's families, as
 // kube-apiserver's and kube-controller-manager's have: its loopback and
 // controllers' clients (rest_client_*) and work queues (workqueue_*), which
-// dashboards of upstream's components read.
+// dashboards of upstream's components read; and the controllers' own that
+// kube-controller-manager has too (the garbage collector's discovery
+// errors, the root CA publisher's syncs).
 func TestClientGoMetrics(t *testing.T) {
 	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Controllers: []string{"*"}})
-	body, err := s.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, family := range []string{"rest_client_requests_total", "rest_client_request_duration_seconds", "workqueue_depth", "workqueue_adds_total"} {
+	// The publisher's families have series once it has synced a namespace.
+	var body []byte
+	eventually(t, "root_ca_cert_publisher_sync_total on /metrics", func() bool {
+		var err error
+		body, err = s.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+		return err == nil && strings.Contains(string(body), "\nroot_ca_cert_publisher_sync_total{")
+	})
+	for _, family := range []string{"rest_client_requests_total", "rest_client_request_duration_seconds", "workqueue_depth", "workqueue_adds_total",
+		"garbagecollector_controller_resources_sync_error_total", "root_ca_cert_publisher_sync_total", "root_ca_cert_publisher_sync_duration_seconds"} {
 		if !strings.Contains(string(body), "\n# TYPE "+family+" ") {
 			t.Errorf("no %s in /metrics", family)
 		}
