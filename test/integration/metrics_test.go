@@ -17,7 +17,8 @@ import (
 // controllers' clients (rest_client_*) and work queues (workqueue_*), which
 // dashboards of upstream's components read; and the controllers' own that
 // kube-controller-manager has too (the garbage collector's discovery
-// errors, the root CA publisher's syncs).
+// errors, the root CA publisher's syncs), client-go's informers' (named
+// factories only) and the build, feature gate and version info.
 func TestClientGoMetrics(t *testing.T) {
 	t.Parallel()
 	s := testserver.Start(t, testserver.Options{Controllers: []string{"*"}})
@@ -29,7 +30,8 @@ func TestClientGoMetrics(t *testing.T) {
 		return err == nil && strings.Contains(string(body), "\nroot_ca_cert_publisher_sync_total{")
 	})
 	for _, family := range []string{"rest_client_requests_total", "rest_client_request_duration_seconds", "workqueue_depth", "workqueue_adds_total",
-		"garbagecollector_controller_resources_sync_error_total", "root_ca_cert_publisher_sync_total", "root_ca_cert_publisher_sync_duration_seconds"} {
+		"garbagecollector_controller_resources_sync_error_total", "root_ca_cert_publisher_sync_total", "root_ca_cert_publisher_sync_duration_seconds",
+		"informer_queued_items", "informer_store_resource_version", "kubernetes_build_info", "kubernetes_feature_enabled", "version_info"} {
 		if !strings.Contains(string(body), "\n# TYPE "+family+" ") {
 			t.Errorf("no %s in /metrics", family)
 		}

@@ -14,6 +14,7 @@ import (
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/notfoundhandler"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 
@@ -65,6 +66,8 @@ type Server struct {
 	// certificates are the files gcp_certificate_expiration_timestamp_seconds
 	// reports on while the server runs.
 	certificates []certificateFile
+	// informerName is released when the server stops (Config.informerName).
+	informerName *cache.InformerName
 }
 
 // New builds the delegation chain, innermost first. If it fails, it
@@ -78,6 +81,7 @@ func (c CompletedConfig) New() (*Server, error) {
 	}
 	s.storages = storages
 	s.certificates = c.certificateFiles()
+	s.informerName = c.Config.informerName
 	return s, nil
 }
 
@@ -262,8 +266,9 @@ func (s *Server) prepareRun() (*PreparedServer, error) {
 	if err := s.serveCRDOpenAPIOnRequest(); err != nil {
 		return nil, err
 	}
-	run, certificates := prepared.run, s.certificates
+	run, certificates, informerName := prepared.run, s.certificates, s.informerName
 	prepared.run = func(ctx context.Context) error {
+		defer informerName.Release()
 		defer certificateExpiration.watch(certificates)()
 		return run(ctx)
 	}

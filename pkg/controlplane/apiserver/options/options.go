@@ -20,6 +20,7 @@ import (
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/tlspolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcdstorage"
+	"github.com/gcp-project/gcp/pkg/controlplane/version"
 )
 
 // DefaultSecurePort is the port the apiserver serves HTTPS on by default.
@@ -182,6 +183,11 @@ func (o *Options) Complete() (CompletedOptions, error) {
 	// is on, beta and on by default in 1.37, as kube-apiserver's do. The
 	// setting is process-wide, as the metrics are.
 	metricsfeatures.ApplyFeatureGates(utilfeature.DefaultFeatureGate)
+	// kubernetes_feature_enabled, version_info and kubernetes_build_info,
+	// as kube-apiserver serves them.
+	utilfeature.DefaultMutableFeatureGate.AddMetrics()
+	o.GenericServerRunOptions.ComponentGlobalsRegistry.AddMetrics()
+	version.RegisterMetrics()
 	if o.GenericServerRunOptions.AdvertiseAddress == nil {
 		// Advertise the bind address, or loopback when bound to all
 		// interfaces: there is no Service to publish the address to.
