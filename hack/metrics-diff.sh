@@ -13,9 +13,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
 pids=()
+# Stops what it started, last first (an API server stops slowly while its
+# clients are connected, and hangs without its etcd), SIGKILL after 15 s.
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	local i p
+	for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+		p=${pids[i]}
+		kill "$p" 2>/dev/null || continue
+		for _ in $(seq 1 75); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -106,8 +114,8 @@ waitfor "https://127.0.0.1:$cport" "$g/pki" insecure
 
 traffic "$u/admin.kubeconfig"
 traffic "$g/admin.kubeconfig"
-# The garbage collector's and quota's first sync, leader election's first renewal.
-sleep 35
+# The controllers' first syncs and leader election's first renewal.
+sleep 15
 
 scrape "https://127.0.0.1:$uport" "$p" >"$work/kube-apiserver"
 curl -fsS "http://127.0.0.1:$emport/metrics" | sed -n 's/^# TYPE \([^ ]*\) .*/\1/p' | sort -u >"$work/etcd"
