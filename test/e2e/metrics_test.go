@@ -26,9 +26,9 @@ import (
 // histograms: the text format has no way to write them.
 const protobufMetrics = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
 
-// scrapeProtobuf gets kubeconfig's server's /metrics in the delimited
-// protobuf exposition, family by name.
-func scrapeProtobuf(t *testing.T, kubeconfig string) map[string]*dto.MetricFamily {
+// kubeconfigClient returns an HTTP client for kubeconfig's user and its
+// server's URL.
+func kubeconfigClient(t *testing.T, kubeconfig string) (*http.Client, string) {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
@@ -38,7 +38,28 @@ func scrapeProtobuf(t *testing.T, kubeconfig string) map[string]*dto.MetricFamil
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequest(http.MethodGet, cfg.Host+"/metrics", nil)
+	return client, cfg.Host
+}
+
+// adminClient is a client with the data dir's admin certificate that
+// trusts any server: `gcp controllers`' serving certificate is self-signed.
+func adminClient(t *testing.T, dataDir string) *http.Client {
+	t.Helper()
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dataDir, "pki", "admin.crt"), filepath.Join(dataDir, "pki", "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		Certificates:       []tls.Certificate{cert},
+		InsecureSkipVerify: true, // the controllers' self-signed serving certificate
+	}}}
+}
+
+// scrapeProtobuf gets server's /metrics in the delimited protobuf
+// exposition, family by name.
+func scrapeProtobuf(t *testing.T, client *http.Client, server string) map[string]*dto.MetricFamily {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, server+"/metrics", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +70,7 @@ func scrapeProtobuf(t *testing.T, kubeconfig string) map[string]*dto.MetricFamil
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
+		t.Fatalf("GET %s/metrics: %s", server, resp.Status)
 	}
 	families := map[string]*dto.MetricFamily{}
 	r := bufio.NewReader(resp.Body)
@@ -103,7 +124,8 @@ func TestNativeHistograms(t *testing.T) {
 			t.Parallel()
 			a := startAllInOne(t, filepath.Join(t.TempDir(), "data"), tc.flags...)
 			a.kubectl("create", "configmap", "c", "--from-literal=a=b")
-			native, classic := nativeHistograms(scrapeProtobuf(t, a.kubeconfig()))
+			client, server := kubeconfigClient(t, a.kubeconfig())
+			native, classic := nativeHistograms(scrapeProtobuf(t, client, server))
 			if !classic {
 				t.Error("apiserver_request_duration_seconds has no classic buckets")
 			}
@@ -118,6 +140,40 @@ func TestNativeHistograms(t *testing.T) {
 				t.Errorf("native histograms with NativeHistograms=false: %v", native)
 			}
 		})
+	}
+}
+
+// TestControllersNativeHistograms: `gcp controllers` applies the
+// NativeHistograms gate too (on by default in 1.37, as in
+// kube-controller-manager): its work queues' histograms are native as well.
+func TestControllersNativeHistograms(t *testing.T) {
+	t.Parallel()
+	dataDir := t.TempDir()
+	startAllInOne(t, dataDir)
+	port := freePort(t)
+	startProcess(t, "controllers", "--kubeconfig", filepath.Join(dataDir, "controllers.kubeconfig"), "--secure-port", fmt.Sprint(port),
+		"--cert-dir", t.TempDir(), "--leader-elect=false")
+	client, server := adminClient(t, dataDir), fmt.Sprintf("https://127.0.0.1:%d", port)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if resp, err := client.Get(server + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("gcp controllers not ready after 60s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	native, _ := nativeHistograms(scrapeProtobuf(t, client, server))
+	found := false
+	for _, name := range native {
+		found = found || name == "workqueue_work_duration_seconds"
+	}
+	if !found {
+		t.Errorf("gcp controllers' workqueue_work_duration_seconds is not a native histogram; native ones: %v", native)
 	}
 }
 
@@ -145,14 +201,7 @@ func TestAlertRuleMetricsExist(t *testing.T) {
 		t.Fatal("gcp start's /metrics has no families")
 	}
 	// The controllers' leader-election gauge is served once they lead.
-	cert, err := tls.LoadX509KeyPair(filepath.Join(dataDir, "pki", "admin.crt"), filepath.Join(dataDir, "pki", "admin.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		Certificates:       []tls.Certificate{cert},
-		InsecureSkipVerify: true, // the controllers' self-signed serving certificate
-	}}}
+	client := adminClient(t, dataDir)
 	var controllers map[string]bool
 	deadline := time.Now().Add(60 * time.Second)
 	for !controllers["leader_election_master_status"] {
