@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,10 @@ func TestNoSpaceRecovery(t *testing.T) {
 	}, "get", "--raw", "/readyz?verbose")
 	if out, _ := runGCP(t, append([]string{"etcd", "alarm", "list"}, etcdFlags...)...); !strings.Contains(out, "Alarm NOSPACE") {
 		t.Fatalf("gcp etcd alarm list:\n%s", out)
+	}
+	// What the EtcdNoSpace alert of docs/operations.md reads, on gcp start's /metrics.
+	if out := a.kubectl("get", "--raw", "/metrics"); !regexp.MustCompile(`\netcd_debugging_server_alarms\{alarm_type="NOSPACE",[^}]*\} 1\n`).MatchString(out) {
+		t.Errorf("/metrics has no etcd_debugging_server_alarms{alarm_type=\"NOSPACE\"} 1 while the alarm is raised")
 	}
 
 	// The recovery of docs/operations.md.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,18 @@ func TestServiceAccountTokens(t *testing.T) {
 	}
 	createRoleBinding(t, s.Client, "team-a", "robot-view", "ClusterRole", "view", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "robot", Namespace: "team-a"})
 	waitStatus(t, s, token, cms, http.StatusOK)
+
+	t.Run("valid tokens are counted", func(t *testing.T) {
+		// kube-apiserver's counter, by its name; process-wide, so at least ours.
+		body, err := s.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`\nserviceaccount_valid_tokens_total ([0-9.e+]+)\n`).FindSubmatch(body)
+		if m == nil || string(m[1]) == "0" {
+			t.Errorf("/metrics: serviceaccount_valid_tokens_total is %q, want at least 1", m)
+		}
+	})
 
 	t.Run("whoami and TokenReview", func(t *testing.T) {
 		cfg := rest.AnonymousClientConfig(s.AdminConfig)

@@ -46,6 +46,8 @@ import (
 	clientgoinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	apiregistrationv1beta1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1beta1"
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
@@ -90,7 +92,16 @@ type Config struct {
 	// APIExtensions and Aggregator are nil when disabled.
 	APIExtensions *apiextensionsapiserver.Config
 	Aggregator    *aggregatorapiserver.Config
+
+	// informerName is Informers' name in client-go's informer metrics
+	// (InformerName), nil when another server of the process holds it.
+	informerName *cache.InformerName
 }
+
+// InformerName names the API server's loopback informers in client-go's
+// informer metrics (informer_queued_items and the like: the name label),
+// as kube-apiserver names its own.
+const InformerName = "gcp-apiserver"
 
 // NewScheme returns a scheme with every type of groups plus the unversioned
 // meta types; each call returns a new scheme, so servers share nothing.
@@ -268,13 +279,23 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (_ *Con
 		return nil, fmt.Errorf("loopback dynamic client: %w", err)
 	}
 	c.Client = client
+	// Named in client-go's informer metrics, as kube-apiserver's are; a
+	// second server in one process (tests) has unnamed ones, without
+	// metrics, since names are process-wide. The server releases the name
+	// when it stops.
+	if n, err := cache.NewInformerName(InformerName); err == nil {
+		c.informerName = n
+	} else {
+		klog.V(2).InfoS("Loopback informers without metrics", "err", err)
+	}
 	c.Informers = clientgoinformers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute,
 		clientgoinformers.WithTransform(func(obj interface{}) (interface{}, error) {
 			if accessor, err := meta.Accessor(obj); err == nil {
 				accessor.SetManagedFields(nil)
 			}
 			return obj, nil
-		}))
+		}),
+		clientgoinformers.WithInformerName(c.informerName))
 
 	if err := o.APIEnablement.ApplyTo(gc, gc.MergedResourceConfig, scheme); err != nil {
 		return nil, fmt.Errorf("--runtime-config: %w", err)

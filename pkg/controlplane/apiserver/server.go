@@ -14,6 +14,7 @@ import (
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/notfoundhandler"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 
@@ -62,6 +63,11 @@ type Server struct {
 
 	// storages is what New built, destroyed if PrepareRun fails.
 	storages *storageTracker
+	// certificates are the files gcp_certificate_expiration_timestamp_seconds
+	// reports on while the server runs.
+	certificates []certificateFile
+	// informerName is released when the server stops (Config.informerName).
+	informerName *cache.InformerName
 }
 
 // New builds the delegation chain, innermost first. If it fails, it
@@ -74,6 +80,8 @@ func (c CompletedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	s.storages = storages
+	s.certificates = c.certificateFiles()
+	s.informerName = c.Config.informerName
 	return s, nil
 }
 
@@ -257,6 +265,12 @@ func (s *Server) prepareRun() (*PreparedServer, error) {
 	}
 	if err := s.serveCRDOpenAPIOnRequest(); err != nil {
 		return nil, err
+	}
+	run, certificates, informerName := prepared.run, s.certificates, s.informerName
+	prepared.run = func(ctx context.Context) error {
+		defer informerName.Release()
+		defer certificateExpiration.watch(certificates)()
+		return run(ctx)
 	}
 	return prepared, nil
 }

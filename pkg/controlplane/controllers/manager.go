@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/server/healthz"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -42,6 +43,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
+	"github.com/gcp-project/gcp/pkg/controlplane/version"
 )
 
 // Run serves health and metrics, waits for the API server, then (after
@@ -54,6 +56,10 @@ import (
 // exits the same way). Stopping (ctx done) at any point, even before the
 // API server answered, is not an error.
 func Run(ctx context.Context, c *Config) error {
+	// kubernetes_build_info and kubernetes_feature_enabled, as
+	// kube-controller-manager serves them.
+	version.RegisterMetrics()
+	utilfeature.DefaultMutableFeatureGate.AddMetrics()
 	err := run(ctx, c)
 	if err != nil && ctx.Err() != nil {
 		klog.FromContext(ctx).V(2).Info("Stopped before the controllers were running", "reason", err)
@@ -263,7 +269,10 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 		return min + time.Duration(rand.Float64()*float64(min))
 	}
 	sharedClient := kubernetes.NewForConfigOrDie(c.Kubeconfig)
-	shared := informers.NewSharedInformerFactoryWithOptions(sharedClient, resync(), informers.WithTransform(TrimManagedFields))
+	informerName := namedInformers(ctx, InformerName)
+	defer informerName.Release()
+	shared := informers.NewSharedInformerFactoryWithOptions(sharedClient, resync(), informers.WithTransform(TrimManagedFields),
+		informers.WithInformerName(informerName))
 	metadataClient := metadata.NewForConfigOrDie(c.Kubeconfig)
 	meta := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, resync(), metadatainformer.WithTransform(TrimManagedFields))
 	dyn := dynamicinformer.NewDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(c.Kubeconfig), resync())

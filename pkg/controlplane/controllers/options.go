@@ -9,9 +9,11 @@ import (
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	cliflag "k8s.io/component-base/cli/flag"
+	metricsfeatures "k8s.io/component-base/metrics/features"
 	cmconfig "k8s.io/controller-manager/config"
 	cmconfigv1alpha1 "k8s.io/controller-manager/config/v1alpha1"
 	cmoptions "k8s.io/controller-manager/options"
@@ -198,6 +200,12 @@ func (o *Options) Config() (*Config, error) {
 	if errs := o.Validate(); len(errs) > 0 {
 		return nil, utilerrors.NewAggregate(errs)
 	}
+	// Histograms made from here on (the serving's and the controllers' work
+	// queues') get native buckets beside the classic ones when
+	// NativeHistograms is on, as kube-controller-manager's do. In `gcp
+	// start` the API server's options apply the same gates again once its
+	// flags are final.
+	metricsfeatures.ApplyFeatureGates(utilfeature.DefaultFeatureGate)
 	all, disabled, aliases := o.names()
 	c := &Config{UseServiceAccountCredentials: o.UseServiceAccountCredentials, ControllerOptions: map[string]ControllerOptions{}}
 	c.Descriptors = o.descriptors

@@ -60,11 +60,14 @@ type Handle struct {
 // returns once the member serves clients, or with an error if it fails or
 // is not ready within cfg.ReadyTimeout. After an error the member is
 // stopped; if etcd's own start outlives the timeout, it is stopped (and the
-// data dir unlocked) as soon as that start returns.
+// data dir unlocked) as soon as that start returns. The member's metric
+// families join component-base's legacy registry (see registerMetrics), so
+// the process' /metrics serves them.
 func Start(cfg Config) (*Handle, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	registerMetrics()
 	if err := prepareDataDir(cfg.DataDir); err != nil {
 		return nil, err
 	}

@@ -12,12 +12,15 @@ import (
 	"k8s.io/apiserver/pkg/admission"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	cliflag "k8s.io/component-base/cli/flag"
+	metricsfeatures "k8s.io/component-base/metrics/features"
 	netutils "k8s.io/utils/net"
 
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/tlspolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcdstorage"
+	"github.com/gcp-project/gcp/pkg/controlplane/version"
 )
 
 // DefaultSecurePort is the port the apiserver serves HTTPS on by default.
@@ -175,6 +178,16 @@ func (o *Options) Complete() (CompletedOptions, error) {
 	if err := o.GenericServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
 		return CompletedOptions{}, err
 	}
+	// Histograms made from here on (the servers' own, made as they are
+	// built) get native buckets beside the classic ones when NativeHistograms
+	// is on, beta and on by default in 1.37, as kube-apiserver's do. The
+	// setting is process-wide, as the metrics are.
+	metricsfeatures.ApplyFeatureGates(utilfeature.DefaultFeatureGate)
+	// kubernetes_feature_enabled, version_info and kubernetes_build_info,
+	// as kube-apiserver serves them.
+	utilfeature.DefaultMutableFeatureGate.AddMetrics()
+	o.GenericServerRunOptions.ComponentGlobalsRegistry.AddMetrics()
+	version.RegisterMetrics()
 	if o.GenericServerRunOptions.AdvertiseAddress == nil {
 		// Advertise the bind address, or loopback when bound to all
 		// interfaces: there is no Service to publish the address to.

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/component-base/metrics/legacyregistry"
 )
 
 // Getter reads the objects a token is bound to.
@@ -41,6 +42,7 @@ var _ authenticator.Token = &Authenticator{}
 // when the request carries none), and their ServiceAccount (and bound
 // Secret) must still exist with the same UID.
 func NewAuthenticator(issuers []string, keys []crypto.PublicKey, apiAudiences authenticator.Audiences, getter Getter) *Authenticator {
+	registerMetrics.Do(func() { legacyregistry.MustRegister(validTokens) })
 	return &Authenticator{issuers: issuers, keys: keys, audiences: apiAudiences, getter: getter, now: time.Now}
 }
 
@@ -105,6 +107,7 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*a
 	if std.ID != "" {
 		extra[user.CredentialIDKey] = []string{"JTI=" + std.ID}
 	}
+	validTokens.Inc()
 	return &authenticator.Response{
 		User: &user.DefaultInfo{
 			Name:   std.Subject,

@@ -164,6 +164,7 @@ type controller struct {
 var _ controllers.Controller = &controller{}
 
 func newController(c config) *controller {
+	registerControllerMetrics()
 	g := newGraph()
 	absent := newAbsentOwners(absentOwnersSize)
 	b := &graphBuilder{
@@ -269,6 +270,9 @@ func (c *controller) resync(ctx context.Context) error {
 	}
 	if err != nil {
 		klog.FromContext(ctx).Info("Garbage collector does not watch every resource", "err", err)
+	}
+	if partial != nil || err != nil {
+		resourcesSyncErrors.Inc()
 	}
 	if paused {
 		c.catchUp(ctx)

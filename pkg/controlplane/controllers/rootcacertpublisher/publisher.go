@@ -186,7 +186,7 @@ func (p *Publisher) Name() string { return Name }
 
 // Run works until ctx is done.
 func (p *Publisher) Run(ctx context.Context) {
-	controllers.Workers[string]{Name: p.Name(), Queue: p.queue, Count: workers, Synced: p.synced, Sync: p.sync}.Run(ctx)
+	controllers.Workers[string]{Name: p.Name(), Queue: p.queue, Count: workers, Synced: p.synced, Sync: recorded(p.sync)}.Run(ctx)
 }
 
 // sync creates or repairs kube-root-ca.crt in namespace name if it is
