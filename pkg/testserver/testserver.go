@@ -294,6 +294,11 @@ func (o Options) allinoneOptions(minFreeDisk int64, log io.Writer, freshDir bool
 	// flag that makes no sense leave the etcd member untouched.
 	ao.Ephemeral = freshDir
 	ao.Etcd.HeartbeatInterval, ao.Etcd.ElectionTimeout = testEtcdHeartbeat, 5*testEtcdHeartbeat
+	// A test binary starts servers one after another, or several at
+	// once: the memory one start dropped serves the next, and a forced
+	// collection of the whole process at each one's readiness cost about
+	// 0.1 s of CPU per server (docs/performance.md).
+	ao.KeepStartupMemory = true
 	ao.APIServer.SecureServing.Listener = ln
 	// Like envtest: no controllers unless asked (they start below), and
 	// Secrets stored as they are.
