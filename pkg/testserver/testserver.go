@@ -223,11 +223,6 @@ func run(ctx context.Context, o Options, log *logSink, freshDir bool) (*Server, 
 		}
 	}
 	ctx, s.cancel = context.WithCancel(ctx)
-	ao := allinone.NewOptions()
-	ao.DataDir, ao.Etcd.MinFreeDisk, ao.Etcd.LogOutput = o.DataDir, minFreeDisk, log
-	// Data thrown away at Stop need not survive a machine crash, nor a
-	// flag that makes no sense leave the etcd member untouched.
-	ao.Ephemeral = freshDir
 	// Its own listener, whose connections Stop closes at once instead of
 	// waiting out HTTP/2's GOAWAY timeout on idle ones.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -236,18 +231,7 @@ func run(ctx context.Context, o Options, log *logSink, freshDir bool) (*Server, 
 		s.removeData()
 		return nil, err
 	}
-	ao.APIServer.SecureServing.Listener = newClosingListener(ln)
-	// Like envtest: no controllers unless asked (they start below), and
-	// Secrets stored as they are.
-	ao.Controllers, ao.SecretsEncryption = nil, false
-	// Tests shut down at once; no load balancer to drain.
-	ao.APIServer.GenericServerRunOptions.ShutdownDelayDuration = 0
-	ao.APIServer.Authentication.Config = o.Authentication
-	ao.APIServer.Authorization.Config = o.Authorization
-	ao.APIServer.Authorization.Authorizers = append(ao.APIServer.Authorization.Authorizers, o.Authorizers...)
-	if o.APIServer != nil {
-		o.APIServer(ao.APIServer)
-	}
+	ao := o.allinoneOptions(minFreeDisk, log, freshDir, newClosingListener(ln))
 	cp, err := allinone.Start(ctx, *ao, comp)
 	if err != nil {
 		s.cancel()
@@ -288,6 +272,46 @@ func run(ctx context.Context, o Options, log *logSink, freshDir bool) (*Server, 
 		}
 	}
 	return s, nil
+}
+
+// testEtcdHeartbeat is the test server's etcd heartbeat, a fifth of its
+// election timeout (etcd's smallest ratio). A new member with no peers
+// elects itself 1 to 5 heartbeats after it starts, and the API server
+// cannot be built before that: with gcp start's 20 ms (allinone) that was
+// 20–100 ms, 49 ms on average of waiting after the configuration was
+// built; with 5 ms it is 5–25 ms (docs/performance.md). A tick every 5 ms
+// costs a member about 1 % of a core more while it idles, which a server
+// that lives as long as a test can afford.
+const testEtcdHeartbeat = 5 * time.Millisecond
+
+// allinoneOptions are the options allinone.Start runs the test server
+// with: o's data dir, listener and authentication, and what the test
+// server does differently from gcp start.
+func (o Options) allinoneOptions(minFreeDisk int64, log io.Writer, freshDir bool, ln net.Listener) *allinone.Options {
+	ao := allinone.NewOptions()
+	ao.DataDir, ao.Etcd.MinFreeDisk, ao.Etcd.LogOutput = o.DataDir, minFreeDisk, log
+	// Data thrown away at Stop need not survive a machine crash, nor a
+	// flag that makes no sense leave the etcd member untouched.
+	ao.Ephemeral = freshDir
+	ao.Etcd.HeartbeatInterval, ao.Etcd.ElectionTimeout = testEtcdHeartbeat, 5*testEtcdHeartbeat
+	// A test binary starts servers one after another, or several at
+	// once: the memory one start dropped serves the next, and a forced
+	// collection of the whole process at each one's readiness cost about
+	// 0.1 s of CPU per server (docs/performance.md).
+	ao.KeepStartupMemory = true
+	ao.APIServer.SecureServing.Listener = ln
+	// Like envtest: no controllers unless asked (they start below), and
+	// Secrets stored as they are.
+	ao.Controllers, ao.SecretsEncryption = nil, false
+	// Tests shut down at once; no load balancer to drain.
+	ao.APIServer.GenericServerRunOptions.ShutdownDelayDuration = 0
+	ao.APIServer.Authentication.Config = o.Authentication
+	ao.APIServer.Authorization.Config = o.Authorization
+	ao.APIServer.Authorization.Authorizers = append(ao.APIServer.Authorization.Authorizers, o.Authorizers...)
+	if o.APIServer != nil {
+		o.APIServer(ao.APIServer)
+	}
+	return ao
 }
 
 // runControllers runs the selected controllers in this process, as `gcp

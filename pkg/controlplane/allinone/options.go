@@ -79,6 +79,14 @@ type Options struct {
 	// few lines of its own (a failed start still removes the member).
 	// `gcp start` keeps it off.
 	Ephemeral bool
+	// KeepStartupMemory leaves what building the servers allocated and
+	// dropped to the Go runtime once the control plane is ready, instead
+	// of returning it to the operating system (releaseStartupGarbage): that
+	// is a forced garbage collection of the whole process, and a process
+	// that goes on to start more servers, as a test binary does, then
+	// takes the memory back page by page. The test server sets it; `gcp
+	// start`, one control plane for the process's life, keeps it off.
+	KeepStartupMemory bool
 }
 
 // NewOptions returns the defaults of `gcp start`, the only place they are

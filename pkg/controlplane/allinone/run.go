@@ -32,7 +32,9 @@ func (cp *ControlPlane) run(ctx context.Context, o Options, prepared *apiserver.
 		go func() {
 			if waitReady(serverCtx, ready) {
 				klog.InfoS("Control plane is ready", "url", cp.URL, "adminKubeconfig", cp.AdminKubeconfig)
-				releaseStartupGarbage()
+				if !o.KeepStartupMemory {
+					releaseStartupGarbage()
+				}
 			}
 		}()
 	}

@@ -61,6 +61,7 @@ func applySecureServing(o *genericoptions.SecureServingOptionsWithLoopback, c *g
 		}
 		return nil
 	}
+	loopback.Wrap(newFirstConnGate().wrap)
 	c.LoopbackClientConfig = loopback
 	check := healthz.NamedCheck("loopback-serving-certificate", func(*http.Request) error {
 		if time.Now().After(notAfter) {
