@@ -8,7 +8,11 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	cliflag "k8s.io/component-base/cli/flag"
+	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/component-base/term"
 
 	"github.com/gcp-project/gcp/internal/gcheadroom"
@@ -36,6 +40,7 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 	o := NewOptions(comp)
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)
+	features := addFeatureFlags(fss)
 	logs := logging.NewOptions()
 	logging.AddFlags(logs, fss)
 	cmd := &cobra.Command{
@@ -46,6 +51,13 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			"with the Lease kube-system/" + controllers.LeaseName + " and only the leader works.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Feature gates are final once flags are parsed, before
+			// anything reads them (logging's own gates included).
+			if err := features.Set(); err != nil {
+				return err
+			}
+			utilfeature.DefaultMutableFeatureGate.AddMetrics()
+			features.AddMetrics()
 			if err := logging.Apply(logs); err != nil {
 				return err
 			}
@@ -72,4 +84,19 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cliflag.SetUsageAndHelpFunc(cmd, *fss, cols)
 	return cmd
+}
+
+// addFeatureFlags adds --feature-gates, --emulated-version and
+// --min-compatibility-version to the generic section, as
+// kube-controller-manager has them: the kube component's feature gates and
+// effective version, in the registry `gcp apiserver` uses (the process runs
+// one command). They decide, e.g., whether the controllers' histograms are
+// native too (NativeHistograms).
+func addFeatureFlags(fss *cliflag.NamedFlagSets) basecompatibility.ComponentGlobalsRegistry {
+	registry := compatibility.DefaultComponentGlobalsRegistry
+	if registry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent) == nil {
+		utilruntime.Must(registry.Register(basecompatibility.DefaultKubeComponent, compatibility.DefaultBuildEffectiveVersion(), utilfeature.DefaultMutableFeatureGate))
+	}
+	registry.AddFlags(fss.FlagSet("generic"))
+	return registry
 }

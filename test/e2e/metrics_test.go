@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,38 +144,78 @@ func TestNativeHistograms(t *testing.T) {
 	}
 }
 
-// TestControllersNativeHistograms: `gcp controllers` applies the
-// NativeHistograms gate too (on by default in 1.37, as in
-// kube-controller-manager): its work queues' histograms are native as well.
+// TestControllersNativeHistograms: `gcp controllers` takes
+// --feature-gates, as kube-controller-manager does, and applies the
+// NativeHistograms gate (on by default in 1.37): its work queues'
+// histograms are native by default and classic only with the gate off,
+// and it serves the gates and its version as kube-controller-manager does.
 func TestControllersNativeHistograms(t *testing.T) {
 	t.Parallel()
 	dataDir := t.TempDir()
 	startAllInOne(t, dataDir)
-	port := freePort(t)
-	startProcess(t, "controllers", "--kubeconfig", filepath.Join(dataDir, "controllers.kubeconfig"), "--secure-port", fmt.Sprint(port),
-		"--cert-dir", t.TempDir(), "--leader-elect=false")
-	client, server := adminClient(t, dataDir), fmt.Sprintf("https://127.0.0.1:%d", port)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if resp, err := client.Get(server + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
+	client := adminClient(t, dataDir)
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprintf("NativeHistograms=%t", on), func(t *testing.T) {
+			t.Parallel()
+			port := freePort(t)
+			startProcess(t, "controllers", "--kubeconfig", filepath.Join(dataDir, "controllers.kubeconfig"), "--secure-port", fmt.Sprint(port),
+				"--cert-dir", t.TempDir(), "--leader-elect-resource-name", fmt.Sprintf("e2e-native-%t", on),
+				fmt.Sprintf("--feature-gates=NativeHistograms=%t", on))
+			server := fmt.Sprintf("https://127.0.0.1:%d", port)
+			// The work queues' histograms have series once the controllers
+			// lead and work.
+			var families map[string]*dto.MetricFamily
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				// /metrics is authorized by delegation: 403 for a client
+				// certificate until the controllers have read the client CA.
+				if resp, err := client.Get(server + "/metrics"); err == nil {
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						families = scrapeProtobuf(t, client, server)
+						if families["workqueue_work_duration_seconds"] != nil && families["leader_election_master_status"] != nil {
+							break
+						}
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("gcp controllers not ready and working after 60s")
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			native, _ := nativeHistograms(families)
+			found := slices.Contains(native, "workqueue_work_duration_seconds")
+			if found != on {
+				t.Errorf("workqueue_work_duration_seconds native: %t, want %t; native ones: %v", found, on, native)
+			}
+			if !on && len(native) > 0 {
+				t.Errorf("native histograms with NativeHistograms=false: %v", native)
+			}
+			if !gateServed(families, "NativeHistograms", on) {
+				t.Errorf("kubernetes_feature_enabled{name=\"NativeHistograms\"} is not %t", on)
+			}
+			if families["version_info"] == nil {
+				t.Error("gcp controllers serves no version_info")
+			}
+		})
+	}
+}
+
+// gateServed says whether kubernetes_feature_enabled has a series for the
+// gate name with the value on.
+func gateServed(families map[string]*dto.MetricFamily, name string, on bool) bool {
+	want := 0.0
+	if on {
+		want = 1
+	}
+	for _, m := range families["kubernetes_feature_enabled"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "name" && l.GetValue() == name {
+				return m.GetGauge().GetValue() == want
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("gcp controllers not ready after 60s")
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	native, _ := nativeHistograms(scrapeProtobuf(t, client, server))
-	found := false
-	for _, name := range native {
-		found = found || name == "workqueue_work_duration_seconds"
-	}
-	if !found {
-		t.Errorf("gcp controllers' workqueue_work_duration_seconds is not a native histogram; native ones: %v", native)
-	}
+	return false
 }
 
 // servedOnEvent are families the alert rules of docs/operations.md name
