@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -55,6 +56,9 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			// anything reads them (logging's own gates included).
 			if err := features.Set(); err != nil {
 				return err
+			}
+			if errs := features.Validate(); len(errs) > 0 {
+				return utilerrors.NewAggregate(errs)
 			}
 			utilfeature.DefaultMutableFeatureGate.AddMetrics()
 			features.AddMetrics()

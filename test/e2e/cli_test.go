@@ -65,6 +65,7 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		{"etcd", "snapshot", "status", "/no/such/snapshot.db"},
 		{"version", "-o", "xml"},
 		{"controllers", "--kubeconfig", "k", "--secure-port", "0", "--enable-leader-migration"},
+		{"controllers", "--kubeconfig", "k", "--secure-port", "0", "--feature-gates", "NoSuchGate=true"},
 		{"etcd", "--data-dir", ""},
 		{"etcd", "--listen-client-urls", "::bad"},
 		{"apiserver"},
