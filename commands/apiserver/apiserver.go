@@ -18,6 +18,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
+	"github.com/gcp-project/gcp/pkg/controlplane/version"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -48,6 +49,9 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			"CRDs and APIServices, stored in the etcd members given with --etcd-servers.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := version.CheckVersionFlags(cmd.Flags()); err != nil {
+				return err
+			}
 			if err := logging.Apply(logs); err != nil {
 				return err
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
+	"github.com/gcp-project/gcp/pkg/controlplane/version"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -52,6 +53,9 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			"with the Lease kube-system/" + controllers.LeaseName + " and only the leader works.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := version.CheckVersionFlags(cmd.Flags()); err != nil {
+				return err
+			}
 			// Feature gates are final once flags are parsed, before
 			// anything reads them (logging's own gates included).
 			if err := features.Set(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
+	"github.com/gcp-project/gcp/pkg/controlplane/version"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -122,6 +123,9 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := version.CheckVersionFlags(cmd.Flags()); err != nil {
+				return err
+			}
 			if err := logging.Apply(logs); err != nil {
 				return err
 			}
