@@ -129,6 +129,17 @@ func staticPodManifest(t *testing.T, role string, args ...string) (*corev1.Pod, 
 	return staticPod(t, role, args...), mustGCP(t, staticPodArgs(role, args...)...)
 }
 
+// apiserverPodArgs are the API server's flags in a static pod: the files
+// `gcp pki init --dir pki` wrote, etcdServers, and the port on loopback.
+func apiserverPodArgs(pki, etcdServers string, port int) []string {
+	f := func(name string) string { return filepath.Join(pki, name) }
+	return []string{"--etcd-servers=" + etcdServers,
+		"--etcd-cafile=" + f("etcd/ca.crt"), "--etcd-certfile=" + f("apiserver-etcd-client.crt"), "--etcd-keyfile=" + f("apiserver-etcd-client.key"),
+		"--tls-cert-file=" + f("apiserver.crt"), "--tls-private-key-file=" + f("apiserver.key"), "--client-ca-file=" + f("ca.crt"),
+		"--service-account-issuer=https://gcp.test", "--service-account-signing-key-file=" + f("sa.key"), "--service-account-key-file=" + f("sa.pub"),
+		"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port)}
+}
+
 func (p *podman) pid(container string) int {
 	p.t.Helper()
 	pid, err := strconv.Atoi(p.must("inspect", "--format", "{{.State.Pid}}", container))
@@ -155,15 +166,12 @@ func TestStaticPodsUnderPodman(t *testing.T) {
 	apiPort, client, metrics, ctrlPort := freePort(t), freePort(t), freePort(t), freePort(t)
 	mustGCP(t, "pki", "init", "--dir", pki, "--etcd-member", "a=127.0.0.1", "--server", fmt.Sprintf("https://127.0.0.1:%d", apiPort))
 
-	manifest := func(role string, args ...string) (*corev1.Pod, string) {
-		return staticPodManifest(t, role, args...)
-	}
 	ready := func(pod *corev1.Pod, container string) {
 		t.Helper()
 		waitProbes(t, pod.Spec.Containers[0], logs{p, container})
 	}
 
-	etcdPod, etcdYAML := manifest("etcd", "--name=a", "--data-dir="+filepath.Join(base, "etcd"),
+	etcdPod, etcdYAML := staticPodManifest(t, "etcd", "--name=a", "--data-dir="+filepath.Join(base, "etcd"),
 		fmt.Sprintf("--listen-client-urls=https://127.0.0.1:%d", client),
 		fmt.Sprintf("--listen-metrics-urls=http://127.0.0.1:%d", metrics),
 		"--cert-file="+f("etcd/a/server.crt"), "--key-file="+f("etcd/a/server.key"),
@@ -171,15 +179,11 @@ func TestStaticPodsUnderPodman(t *testing.T) {
 	etcd := p.play(base, etcdPod, etcdYAML)
 	ready(etcdPod, etcd)
 
-	apiPod, apiYAML := manifest("apiserver", fmt.Sprintf("--etcd-servers=https://127.0.0.1:%d", client),
-		"--etcd-cafile="+f("etcd/ca.crt"), "--etcd-certfile="+f("apiserver-etcd-client.crt"), "--etcd-keyfile="+f("apiserver-etcd-client.key"),
-		"--tls-cert-file="+f("apiserver.crt"), "--tls-private-key-file="+f("apiserver.key"), "--client-ca-file="+f("ca.crt"),
-		"--service-account-issuer=https://gcp.test", "--service-account-signing-key-file="+f("sa.key"), "--service-account-key-file="+f("sa.pub"),
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort))
+	apiPod, apiYAML := staticPodManifest(t, "apiserver", apiserverPodArgs(pki, fmt.Sprintf("https://127.0.0.1:%d", client), apiPort)...)
 	api := p.play(base, apiPod, apiYAML)
 	ready(apiPod, api)
 
-	ctrlPod, ctrlYAML := manifest("controllers", "--kubeconfig="+filepath.Join(base, "controllers.kubeconfig"),
+	ctrlPod, ctrlYAML := staticPodManifest(t, "controllers", "--kubeconfig="+filepath.Join(base, "controllers.kubeconfig"),
 		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ctrlPort))
 	ctrl := p.play(base, ctrlPod, ctrlYAML)
 	ready(ctrlPod, ctrl)
@@ -319,11 +323,7 @@ func TestEtcdClusterInStaticPods(t *testing.T) {
 		return nil
 	})
 
-	apiPod, apiYAML := staticPodManifest(t, "apiserver", "--etcd-servers="+strings.Join(clients, ","),
-		"--etcd-cafile="+f("etcd/ca.crt"), "--etcd-certfile="+f("apiserver-etcd-client.crt"), "--etcd-keyfile="+f("apiserver-etcd-client.key"),
-		"--tls-cert-file="+f("apiserver.crt"), "--tls-private-key-file="+f("apiserver.key"), "--client-ca-file="+f("ca.crt"),
-		"--service-account-issuer=https://gcp.test", "--service-account-signing-key-file="+f("sa.key"), "--service-account-key-file="+f("sa.pub"),
-		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(apiPort))
+	apiPod, apiYAML := staticPodManifest(t, "apiserver", apiserverPodArgs(pki, strings.Join(clients, ","), apiPort)...)
 	api := p.play(base, apiPod, apiYAML)
 	waitProbes(t, apiPod.Spec.Containers[0], logs{p, api})
 	a := &allInOne{t: t, binary: gcpBinary, dataDir: base}
