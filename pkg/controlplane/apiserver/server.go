@@ -1,12 +1,8 @@
 package apiserver
 
 import (
-	// client-go's metrics (rest_client_*, workqueue_*, leader election,
-	// informers' FIFOs) in the server's /metrics, as kube-apiserver and
-	// kube-controller-manager serve them.
 	"context"
 	"fmt"
-	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	"net/http"
 
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
@@ -15,6 +11,10 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/notfoundhandler"
 	"k8s.io/client-go/tools/cache"
+	// client-go's metrics (rest_client_*, workqueue_*, leader election,
+	// informers' FIFOs) in the server's /metrics, as kube-apiserver and
+	// kube-controller-manager serve them.
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	"k8s.io/klog/v2"
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 
