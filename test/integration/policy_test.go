@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -14,6 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
+
+	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/pkg/testserver"
 )
 
 // polRules match creating and updating resources of group gr.
@@ -215,4 +219,90 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 		}
 		return nil
 	}, func(err error) bool { return err == nil })
+}
+
+// TestPoliciesHoldFromTheFirstWriteAfterARestart: gcp initializes the
+// policy plugins only once their informers have synced
+// (pkg/controlplane/admission/policysync.go), so the first write after a
+// restart, when the policies are already in etcd, must wait for them
+// rather than pass a plugin that has none yet: it is denied by the
+// validating policy, and labelled by the mutating one.
+func TestPoliciesHoldFromTheFirstWriteAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	first := testserver.Start(t, testserver.Options{Stack: layering.Generic(), DataDir: dir})
+	api := first.Client.AdmissionregistrationV1()
+	match := polRules("", "configmaps")
+	if _, err := api.ValidatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-forbidden-key"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy:    ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: match,
+			Validations:      []admissionregistrationv1.Validation{{Expression: `!has(object.data) || !('forbidden' in object.data)`}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-forbidden-key"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "no-forbidden-key",
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.MutatingAdmissionPolicies().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "label-configmaps"},
+		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+			FailurePolicy:      ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints:   match,
+			ReinvocationPolicy: admissionregistrationv1.NeverReinvocationPolicy,
+			Mutations: []admissionregistrationv1.Mutation{{
+				PatchType: admissionregistrationv1.PatchTypeApplyConfiguration,
+				ApplyConfiguration: &admissionregistrationv1.ApplyConfiguration{
+					Expression: `Object{metadata: Object.metadata{labels: {"policy-mutated": "yes"}}}`,
+				},
+			}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.MutatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "label-configmaps"},
+		Spec:       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec{PolicyName: "label-configmaps"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	whEventually(t, "both policies hold before the restart", func(name string) error {
+		cm, err := first.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		if cm.Labels["policy-mutated"] != "yes" {
+			return fmt.Errorf("labels %v", cm.Labels)
+		}
+		_, err = first.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name + "-forbidden"}, Data: map[string]string{"forbidden": "x"}}, metav1.CreateOptions{})
+		if err == nil {
+			return errors.New("a forbidden key was let through")
+		}
+		if !apierrors.IsInvalid(err) {
+			return err
+		}
+		return nil
+	}, func(err error) bool { return err == nil })
+	if err := first.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	second := testserver.Start(t, testserver.Options{Stack: layering.Generic(), DataDir: dir})
+	cms := second.Client.CoreV1().ConfigMaps("default")
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-restart-forbidden"}, Data: map[string]string{"forbidden": "x"}}, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("the first write after the restart, with a forbidden key: %v, want 422 from the policy", err)
+	}
+	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-restart"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cm.Labels["policy-mutated"] != "yes" {
+		t.Errorf("the first configmap after the restart has labels %v, want the mutating policy's", cm.Labels)
+	}
 }

@@ -38,9 +38,9 @@ var ordered = []plugin{
 	{signing.PluginName, signing.Register},
 	{ctbattest.PluginName, ctbattest.Register},
 	{subjectrestriction.PluginName, subjectrestriction.Register},
-	{mutatingadmissionpolicy.PluginName, mutatingadmissionpolicy.Register},
+	{mutatingadmissionpolicy.PluginName, registerMutatingPolicy},
 	{mutatingwebhook.PluginName, mutatingwebhook.Register},
-	{validatingadmissionpolicy.PluginName, validatingadmissionpolicy.Register},
+	{validatingadmissionpolicy.PluginName, registerValidatingPolicy},
 	{validatingwebhook.PluginName, validatingwebhook.Register},
 	{resourcequota.PluginName, resourcequota.Register},
 }

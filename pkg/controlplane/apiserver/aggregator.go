@@ -88,10 +88,18 @@ func (c CompletedConfig) newAggregator(native *genericapiserver.GenericAPIServer
 				go crdRegistration.Run(ctx.Done())
 				// Register CRD groups before the first APIService sync, so
 				// the autoregistration does not delete them as unknown.
-				if !cache.WaitForCacheSync(ctx.Done(), crdRegistration.synced) {
+				if !cache.WaitFor(ctx, "", crdRegistration.synced) {
 					return
 				}
 				crdRegistration.sync()
+			}
+			// The controller looks whether its informer has synced
+			// every 100 ms (controllers.WaitForCacheSync); started once
+			// it has, its first look finds it so and it registers at
+			// once, 0-100 ms sooner (autoregister-completion is one of
+			// the last readiness checks of a start).
+			if !cache.WaitFor(ctx, "", apiServices.Informer().HasSyncedChecker()) {
+				return
 			}
 			autoRegistration.Run(5, ctx.Done())
 		}()

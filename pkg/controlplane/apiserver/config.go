@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/endpoints/discovery/aggregated"
@@ -384,12 +385,13 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (_ *Con
 	if err != nil {
 		return nil, err
 	}
-	admissionOptions.Decorators = append(slices.Clone(admissionOptions.Decorators), withPolicyBudget(EvaluationBudget))
+	readiness := newAdmissionReadiness()
+	admissionOptions.Decorators = append(append(admission.Decorators{readiness}, admissionOptions.Decorators...), withPolicyBudget(EvaluationBudget))
 	if err := admissionOptions.ApplyTo(gc, c.Informers, client, dynamicClient, utilfeature.DefaultFeatureGate, gc.EffectiveVersion,
 		gcpadmission.Initializers(gc.LoopbackClientConfig, serviceResolver, gc.TracerProvider)...); err != nil {
 		return nil, fmt.Errorf("admission: %w", err)
 	}
-	gc.AdmissionControl = withGuardedAdmission(gc.AdmissionControl, nesting.Limit)
+	gc.AdmissionControl = withGuardedAdmission(readiness.gate(gc.AdmissionControl, gc.DrainedNotify()), nesting.Limit)
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		inner := withPatchInputErrors(withResourceVersionCheck(withVersion(h), codecs), codecs)

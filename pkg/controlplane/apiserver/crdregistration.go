@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/kube-aggregator/pkg/controllers/autoregister"
@@ -23,7 +24,7 @@ var crdGroupPriority = apiServicePriority{1000, 100}
 // small, and a full recompute cannot drift.
 type crdRegistrationController struct {
 	lister   crdlisters.CustomResourceDefinitionLister
-	synced   cache.InformerSynced
+	synced   cache.DoneChecker
 	register autoregister.AutoAPIServiceRegistration
 	changed  chan struct{}
 
@@ -34,7 +35,7 @@ type crdRegistrationController struct {
 func newCRDRegistrationController(crds crdinformers.CustomResourceDefinitionInformer, register autoregister.AutoAPIServiceRegistration) *crdRegistrationController {
 	c := &crdRegistrationController{
 		lister:     crds.Lister(),
-		synced:     crds.Informer().HasSynced,
+		synced:     crds.Informer().HasSyncedChecker(),
 		register:   register,
 		changed:    make(chan struct{}, 1),
 		registered: sets.New[schema.GroupVersion](),
@@ -65,7 +66,7 @@ func newCRDRegistrationController(crds crdinformers.CustomResourceDefinitionInfo
 
 // Run reconciles on every CRD change until stop is closed.
 func (c *crdRegistrationController) Run(stop <-chan struct{}) {
-	if !cache.WaitForCacheSync(stop, c.synced) {
+	if !cache.WaitFor(wait.ContextForChannel(stop), "", c.synced) {
 		return
 	}
 	c.sync()

@@ -50,7 +50,7 @@ func identityLeaseGCHook(leaseDuration time.Duration) genericapiserver.PostStart
 		informer := leases.Informer()
 		factory.Start(ctx.Done())
 		go func() {
-			if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+			if !cache.WaitFor(ctx, "", informer.HasSyncedChecker()) {
 				return
 			}
 			wait.UntilWithContext(ctx, func(ctx context.Context) {

@@ -49,7 +49,7 @@ const dnsTimeout = 2 * time.Second
 type Resolver struct {
 	factory informers.SharedInformerFactory
 	lister  corelisters.ConfigMapNamespaceLister
-	synced  cache.InformerSynced
+	synced  cache.DoneChecker
 	// lookupHost resolves a name by DNS (net.DefaultResolver.LookupHost).
 	lookupHost func(ctx context.Context, host string) ([]string, error)
 }
@@ -70,7 +70,7 @@ func New(client kubernetes.Interface) *Resolver {
 	return &Resolver{
 		factory:    factory,
 		lister:     cms.Lister().ConfigMaps(Namespace),
-		synced:     cms.Informer().HasSynced,
+		synced:     cms.Informer().HasSyncedChecker(),
 		lookupHost: net.DefaultResolver.LookupHost,
 	}
 }
@@ -82,7 +82,7 @@ func (r *Resolver) Start(ctx context.Context) {
 		return
 	}
 	r.factory.Start(ctx.Done())
-	cache.WaitForCacheSync(ctx.Done(), r.synced)
+	cache.WaitFor(ctx, "", r.synced)
 }
 
 // Key is the ConfigMap key of a service reference.

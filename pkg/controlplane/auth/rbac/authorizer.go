@@ -17,10 +17,10 @@ import (
 // has no opinion otherwise (so the chain ends in 403).
 type Authorizer struct {
 	resolver *Resolver
-	// synced, when set, says whether the caches the resolver reads have
-	// loaded; until they have, a request they do not allow waits for them
+	// synced, when set, are done when the caches the resolver reads have
+	// loaded; until they are, a request they do not allow waits for them
 	// (see Authorize).
-	synced func() bool
+	synced []cache.DoneChecker
 }
 
 // cacheWait is how long a request RBAC does not allow waits for the role
@@ -46,12 +46,12 @@ func New(resolver *Resolver) *Authorizer {
 // refused what it may do (kubernetes/kubernetes#121635).
 func (a *Authorizer) Authorize(ctx context.Context, attrs authorizer.Attributes) (authorizer.Decision, string, error) {
 	decision, reason, err := a.authorize(ctx, attrs)
-	if decision == authorizer.DecisionAllow || a.synced == nil || a.synced() {
+	if decision == authorizer.DecisionAllow || allDone(a.synced) {
 		return decision, reason, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, cacheWait)
 	defer cancel()
-	if !cache.WaitForCacheSync(ctx.Done(), a.synced) {
+	if !cache.WaitFor(ctx, "", a.synced...) {
 		return decision, "RBAC: the role and binding caches have not loaded yet (the API server is starting)", err
 	}
 	return a.authorize(ctx, attrs)
@@ -178,4 +178,14 @@ func contains(values []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// allDone says whether every checker is done, without waiting.
+func allDone(checkers []cache.DoneChecker) bool {
+	for _, c := range checkers {
+		if !cache.IsDone(c) {
+			return false
+		}
+	}
+	return true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -318,23 +317,29 @@ func TestAuthorizeWaitsForCaches(t *testing.T) {
 	roles, rbs, crs, crbs := idx(), idx(), idx(), idx()
 	resolver := NewResolver(roleLister{rbaclisters.NewRoleLister(roles)}, roleBindingLister{l: rbaclisters.NewRoleBindingLister(rbs), idx: rbs},
 		clusterRoleLister{rbaclisters.NewClusterRoleLister(crs)}, clusterRoleBindingLister{l: rbaclisters.NewClusterRoleBindingLister(crbs), idx: crbs})
-	var synced atomic.Bool
-	a := &Authorizer{resolver: resolver, synced: synced.Load}
+	synced := make(chanChecker)
+	a := &Authorizer{resolver: resolver, synced: []cache.DoneChecker{synced}}
 	// The caches load 300 ms from now.
 	go func() {
 		time.Sleep(300 * time.Millisecond)
 		_ = crs.Add(clusterRole("view", rule("get", "", "configmaps")))
 		_ = rbs.Add(binding("team-a", "alice-view", "ClusterRole", "view", subject(rbacv1.UserKind, "alice")))
-		synced.Store(true)
+		close(synced)
 	}()
 	if decision, reason, err := a.Authorize(context.Background(), attrs); decision != authorizer.DecisionAllow || err != nil {
 		t.Errorf("before the caches loaded: %v %q %v, want allowed once they had", decision, reason, err)
 	}
 
-	never := &Authorizer{resolver: New(cachedResolver(t, true)).resolver, synced: func() bool { return false }}
+	never := &Authorizer{resolver: New(cachedResolver(t, true)).resolver, synced: []cache.DoneChecker{make(chanChecker)}}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if decision, reason, _ := never.Authorize(ctx, attrs); decision == authorizer.DecisionAllow || !strings.Contains(reason, "have not loaded yet") {
 		t.Errorf("caches that never load: %v %q", decision, reason)
 	}
 }
+
+// chanChecker is done when it is closed.
+type chanChecker chan struct{}
+
+func (c chanChecker) Name() string          { return "test caches" }
+func (c chanChecker) Done() <-chan struct{} { return c }

@@ -36,9 +36,7 @@ func NewFromInformers(informers rbacinformers.Interface) (*Authorizer, error) {
 		clusterRoleBindingLister{l: informers.ClusterRoleBindings().Lister(), idx: crbs.GetIndexer()},
 	))
 	roles, clusterRoles := informers.Roles().Informer(), informers.ClusterRoles().Informer()
-	a.synced = func() bool {
-		return roles.HasSynced() && rbs.HasSynced() && clusterRoles.HasSynced() && crbs.HasSynced()
-	}
+	a.synced = []cache.DoneChecker{roles.HasSyncedChecker(), rbs.HasSyncedChecker(), clusterRoles.HasSyncedChecker(), crbs.HasSyncedChecker()}
 	return a, nil
 }
 

@@ -63,7 +63,7 @@ func run(ctx context.Context, client kubernetes.Interface, interval, timeout tim
 	factory := informers.NewSharedInformerFactory(client, 0)
 	fsInformer := factory.Flowcontrol().V1().FlowSchemas()
 	plInformer := factory.Flowcontrol().V1().PriorityLevelConfigurations()
-	synced := []cache.InformerSynced{fsInformer.Informer().HasSynced, plInformer.Informer().HasSynced}
+	synced := []cache.DoneChecker{fsInformer.Informer().HasSyncedChecker(), plInformer.Informer().HasSyncedChecker()}
 	informersCtx, stopInformers := context.WithCancel(ctx)
 	stop := func() {
 		stopInformers()
@@ -76,7 +76,7 @@ func run(ctx context.Context, client kubernetes.Interface, interval, timeout tim
 	}
 	startCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if !cache.WaitForCacheSync(startCtx.Done(), synced...) {
+	if !cache.WaitFor(startCtx, "", synced...) {
 		stop()
 		return fmt.Errorf("APF bootstrap ensurer timed out waiting for cache sync")
 	}
