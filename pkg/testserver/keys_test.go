@@ -3,6 +3,7 @@ package testserver
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/keyutil"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
@@ -40,6 +42,11 @@ func TestServiceAccountKeyMadeOnce(t *testing.T) {
 	}
 	if !bytes.Equal(keyA, keyB) {
 		t.Fatal("each server made its own service account key")
+	}
+	if key, err := keyutil.ParsePrivateKeyPEM(keyA); err != nil {
+		t.Fatal(err)
+	} else if _, ok := key.(*ecdsa.PrivateKey); !ok {
+		t.Errorf("the service account key is a %T, want ECDSA (an RSA key takes 50-150 ms to make)", key)
 	}
 
 	ctx := context.Background()

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -65,7 +66,11 @@ func waitStatus(t *testing.T, s *testserver.Server, token, path string, want int
 // signWith signs claims with key, as a forger or another cluster would.
 func signWith(t *testing.T, key any, claims ...any) string {
 	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, nil)
+	alg := jose.RS256
+	if _, ok := key.(*ecdsa.PrivateKey); ok {
+		alg = jose.ES256 // a test server's key (pkg/testserver/keys.go)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
