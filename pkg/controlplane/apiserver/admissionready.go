@@ -80,7 +80,12 @@ func (r *admissionReadiness) gate(chain admission.Interface, stop <-chan struct{
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !probe(p, stop) {
+			if probe(p, stop) {
+				return
+			}
+			select {
+			case <-stop:
+			default:
 				klog.InfoS("Admission plugin not ready; its requests are refused until it is", "plugin", name)
 			}
 		}()
