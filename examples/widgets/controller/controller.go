@@ -89,7 +89,7 @@ func scheme() *runtime.Scheme {
 type Controller struct {
 	client   dynamic.NamespaceableResourceInterface
 	lister   cache.GenericLister
-	synced   []cache.InformerSynced
+	synced   []cache.DoneChecker
 	queue    workqueue.TypedRateLimitingInterface[string]
 	recorder events.EventRecorder
 	// broadcaster, if set, sends the recorder's events to the API server
@@ -117,7 +117,7 @@ func New(informer informers.GenericInformer, client dynamic.NamespaceableResourc
 	if err != nil {
 		return nil, fmt.Errorf("widget informer: %w", err)
 	}
-	c.synced = []cache.InformerSynced{reg.HasSynced}
+	c.synced = []cache.DoneChecker{reg.HasSyncedChecker()}
 	return c, nil
 }
 

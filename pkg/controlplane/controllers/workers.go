@@ -23,8 +23,10 @@ type Workers[T comparable] struct {
 	Queue workqueue.TypedRateLimitingInterface[T]
 	// Count is how many keys are synced at once.
 	Count int
-	// Synced are the informers to wait for.
-	Synced []cache.InformerSynced
+	// Synced are what to wait for before the first sync: each event
+	// handler registration's HasSyncedChecker() (client-go), done once
+	// its informer has listed and the handler has seen what it listed.
+	Synced []cache.DoneChecker
 	// Sync brings one key's state to what it should be.
 	Sync func(ctx context.Context, key T) error
 }
@@ -40,9 +42,13 @@ func (w Workers[T]) Run(ctx context.Context) {
 		w.Queue.ShutDown()
 		wg.Wait()
 	}()
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, w.Synced...) {
+	// cache.WaitFor is told when each is done, where
+	// WaitForCacheSync looks every 100 ms.
+	logger.Info("Waiting for caches to sync")
+	if !cache.WaitFor(ctx, "", w.Synced...) {
 		return
 	}
+	logger.Info("Caches are synced")
 	for range w.Count {
 		wg.Go(func() {
 			wait.UntilWithContext(ctx, func(ctx context.Context) {

@@ -75,7 +75,7 @@ func Descriptor() controllers.Descriptor {
 type Controller struct {
 	client rbacclient.ClusterRolesGetter
 	lister rbaclisters.ClusterRoleLister
-	synced cache.InformerSynced
+	synced cache.DoneChecker
 	queue  workqueue.TypedRateLimitingInterface[string]
 }
 
@@ -102,7 +102,7 @@ func New(clusterRoles rbacinformers.ClusterRoleInformer, client rbacclient.Clust
 	if err != nil {
 		return nil, fmt.Errorf("clusterrole informer: %w", err)
 	}
-	c.synced = reg.HasSynced
+	c.synced = reg.HasSyncedChecker()
 	return c, nil
 }
 
@@ -111,7 +111,7 @@ func (c *Controller) Name() string { return Name }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	controllers.Workers[string]{Name: c.Name(), Queue: c.queue, Count: workers, Synced: []cache.InformerSynced{c.synced}, Sync: c.sync}.Run(ctx)
+	controllers.Workers[string]{Name: c.Name(), Queue: c.queue, Count: workers, Synced: []cache.DoneChecker{c.synced}, Sync: c.sync}.Run(ctx)
 }
 
 func (c *Controller) enqueueAggregated() {

@@ -85,7 +85,7 @@ func Descriptor() controllers.Descriptor {
 type Cleaner struct {
 	client kubernetes.Interface
 	lister certificateslisters.CertificateSigningRequestLister
-	synced cache.InformerSynced
+	synced cache.DoneChecker
 	clock  clock.WithTicker
 }
 
@@ -99,7 +99,7 @@ func New(factory informers.SharedInformerFactory, client kubernetes.Interface, c
 	if err != nil {
 		return nil, fmt.Errorf("certificatesigningrequest informer: %w", err)
 	}
-	return &Cleaner{client: client, lister: csrs.Lister(), synced: reg.HasSynced, clock: clk}, nil
+	return &Cleaner{client: client, lister: csrs.Lister(), synced: reg.HasSyncedChecker(), clock: clk}, nil
 }
 
 // Name implements controllers.Controller.
@@ -112,7 +112,7 @@ func (c *Cleaner) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("controller", c.Name())
 	logger.Info("Starting controller")
 	defer logger.Info("Shutting down controller")
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced) {
+	if !cache.WaitFor(ctx, "", c.synced) {
 		return
 	}
 	ticker := c.clock.NewTicker(PollingInterval)

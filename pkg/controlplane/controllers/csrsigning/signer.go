@@ -134,7 +134,7 @@ type CAContent interface {
 type Signer struct {
 	client      kubernetes.Interface
 	lister      certificateslisters.CertificateSigningRequestLister
-	synced      []cache.InformerSynced
+	synced      []cache.DoneChecker
 	queue       workqueue.TypedRateLimitingInterface[string]
 	caContent   CAContent
 	maxDuration time.Duration
@@ -178,7 +178,7 @@ func New(factory informers.SharedInformerFactory, client kubernetes.Interface, c
 	if err != nil {
 		return nil, fmt.Errorf("certificatesigningrequest informer: %w", err)
 	}
-	s.synced = []cache.InformerSynced{reg.HasSynced}
+	s.synced = []cache.DoneChecker{reg.HasSyncedChecker()}
 	return s, nil
 }
 

@@ -134,7 +134,7 @@ type options struct {
 // controller queues deleted namespaces and has workers empty them.
 type controller struct {
 	lister      corelisters.NamespaceLister
-	synced      cache.InformerSynced
+	synced      cache.DoneChecker
 	queue       workqueue.TypedRateLimitingInterface[string]
 	deleter     *deleter
 	workers     int
@@ -146,7 +146,7 @@ var _ controllers.Controller = &controller{}
 func newController(ctx context.Context, o options) *controller {
 	c := &controller{
 		lister: o.informer.Lister(),
-		synced: o.informer.Informer().HasSynced,
+		synced: o.informer.Informer().HasSyncedChecker(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(rateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "namespace"}),
 		deleter:     newDeleter(o.namespaces, o.metadata, o.discover, corev1.FinalizerKubernetes),
@@ -225,7 +225,7 @@ func (c *controller) Run(ctx context.Context) {
 		c.queue.ShutDown()
 		wg.Wait()
 	}()
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced) {
+	if !cache.WaitFor(ctx, "", c.synced) {
 		return
 	}
 	for range c.workers {

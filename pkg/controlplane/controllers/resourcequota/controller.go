@@ -139,7 +139,7 @@ type config struct {
 type controller struct {
 	quotas   corev1client.ResourceQuotasGetter
 	lister   corelisters.ResourceQuotaLister
-	synced   cache.InformerSynced
+	synced   cache.DoneChecker
 	registry quota.Registry
 	monitors *monitors
 	// queue holds quotas to recompute; missingUsage holds those whose
@@ -171,7 +171,7 @@ func newController(ctx context.Context, c config) *controller {
 	rc := &controller{
 		quotas:   c.quotas,
 		lister:   c.informer.Lister(),
-		synced:   c.informer.Informer().HasSynced,
+		synced:   c.informer.Informer().HasSyncedChecker(),
 		registry: generic.NewRegistry(gcpquota.LegacyEvaluators(listerFunc)),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "resourcequota_primary"}),
@@ -228,7 +228,7 @@ func (c *controller) Run(ctx context.Context) {
 		c.monitors.stopAll()
 	}()
 
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.synced) {
+	if !cache.WaitFor(ctx, "", c.synced) {
 		return
 	}
 	c.resyncMonitors(ctx)

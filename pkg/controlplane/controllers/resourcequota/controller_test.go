@@ -122,7 +122,7 @@ func (f *fixture) syncMonitors(t *testing.T) {
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if !cache.WaitForCacheSync(syncCtx.Done(), f.c.synced, f.c.monitors.synced) {
+	if !cache.WaitFor(syncCtx, "", f.c.synced) || !cache.WaitForCacheSync(syncCtx.Done(), f.c.monitors.synced) {
 		t.Fatal("informers did not sync")
 	}
 }

@@ -101,7 +101,7 @@ type Publisher struct {
 	data     map[string]string
 	nsLister corelisters.NamespaceLister
 	cmLister corelisters.ConfigMapLister
-	synced   []cache.InformerSynced
+	synced   []cache.DoneChecker
 	queue    workqueue.TypedRateLimitingInterface[string]
 }
 
@@ -177,7 +177,7 @@ func New(factory informers.SharedInformerFactory, client kubernetes.Interface, r
 	if err != nil {
 		return nil, fmt.Errorf("configmap informer: %w", err)
 	}
-	p.synced = []cache.InformerSynced{nsReg.HasSynced, cmReg.HasSynced}
+	p.synced = []cache.DoneChecker{nsReg.HasSyncedChecker(), cmReg.HasSyncedChecker()}
 	return p, nil
 }
 

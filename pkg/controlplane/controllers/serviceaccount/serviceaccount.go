@@ -69,7 +69,7 @@ type Controller struct {
 	client   kubernetes.Interface
 	nsLister corelisters.NamespaceLister
 	saLister corelisters.ServiceAccountLister
-	synced   []cache.InformerSynced
+	synced   []cache.DoneChecker
 	queue    workqueue.TypedRateLimitingInterface[string]
 }
 
@@ -119,7 +119,7 @@ func New(namespaces coreinformers.NamespaceInformer, serviceAccounts coreinforme
 	if err != nil {
 		return nil, fmt.Errorf("serviceaccount informer: %w", err)
 	}
-	c.synced = []cache.InformerSynced{nsReg.HasSynced, saReg.HasSynced}
+	c.synced = []cache.DoneChecker{nsReg.HasSyncedChecker(), saReg.HasSyncedChecker()}
 	return c, nil
 }
 

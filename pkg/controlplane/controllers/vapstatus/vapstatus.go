@@ -97,7 +97,7 @@ type Controller struct {
 	lister  admissionregistrationlisters.ValidatingAdmissionPolicyLister
 	client  admissionregistrationclient.ValidatingAdmissionPolicyInterface
 	checker Checker
-	synced  []cache.InformerSynced
+	synced  []cache.DoneChecker
 	queue   workqueue.TypedRateLimitingInterface[string]
 }
 
@@ -125,7 +125,7 @@ func New(policies admissionregistrationinformers.ValidatingAdmissionPolicyInform
 	if err != nil {
 		return nil, fmt.Errorf("validatingadmissionpolicy informer: %w", err)
 	}
-	c.synced = []cache.InformerSynced{reg.HasSynced}
+	c.synced = []cache.DoneChecker{reg.HasSyncedChecker()}
 	return c, nil
 }
 
