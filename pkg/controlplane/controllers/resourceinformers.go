@@ -90,6 +90,10 @@ type Handler struct {
 // listing.
 func (h *Handler) HasSynced() bool { return h.registration.HasSynced() }
 
+// HasSyncedChecker is done once the handler has seen the informer's first
+// listing, for cache.WaitFor.
+func (h *Handler) HasSyncedChecker() cache.DoneChecker { return h.registration.HasSyncedChecker() }
+
 // Remove unregisters the handler; the informer's last handler stops a
 // metadata informer.
 func (h *Handler) Remove() {

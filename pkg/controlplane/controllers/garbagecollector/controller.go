@@ -286,7 +286,7 @@ func (c *controller) resync(ctx context.Context) error {
 func (c *controller) catchUp(ctx context.Context) {
 	syncCtx, cancel := context.WithTimeout(ctx, c.discoveryPeriod)
 	defer cancel()
-	if !cache.WaitForNamedCacheSyncWithContext(syncCtx, c.monitors.synced) {
+	if !cache.WaitFor(syncCtx, "", c.monitors.syncedCheckers()...) {
 		if ctx.Err() == nil {
 			klog.FromContext(ctx).Info("Not all resources could be listed yet, collecting garbage anyway")
 		}

@@ -110,6 +110,18 @@ func (m *monitors) synced() bool {
 	return len(m.running) > 0
 }
 
+// syncedCheckers are done once each running monitor has seen its
+// informer's first listing.
+func (m *monitors) syncedCheckers() []cache.DoneChecker {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]cache.DoneChecker, 0, len(m.running))
+	for _, mon := range m.running {
+		out = append(out, mon.HasSyncedChecker())
+	}
+	return out
+}
+
 // unsynced returns the resources whose monitors have not seen their
 // informer's first listing, sorted.
 func (m *monitors) unsynced() []string {

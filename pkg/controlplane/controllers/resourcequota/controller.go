@@ -265,7 +265,7 @@ func (c *controller) resyncMonitors(ctx context.Context) {
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, c.options.DiscoveryPeriod)
 	defer cancel()
-	if !cache.WaitForNamedCacheSyncWithContext(syncCtx, c.monitors.synced) && ctx.Err() == nil {
+	if !cache.WaitFor(syncCtx, "", c.monitors.syncedCheckers()...) && ctx.Err() == nil {
 		logger.Info("Not all counted resources could be listed yet, counting anyway")
 	}
 	c.enqueueAll(ctx)

@@ -122,7 +122,7 @@ func (f *fixture) syncMonitors(t *testing.T) {
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if !cache.WaitFor(syncCtx, "", f.c.synced) || !cache.WaitForCacheSync(syncCtx.Done(), f.c.monitors.synced) {
+	if !cache.WaitFor(syncCtx, "", append(f.c.monitors.syncedCheckers(), f.c.synced)...) {
 		t.Fatal("informers did not sync")
 	}
 }

@@ -126,17 +126,16 @@ func (m *monitors) start(ctx context.Context, gvr schema.GroupVersionResource) (
 	return mon, nil
 }
 
-// synced reports whether there are monitors and all have seen their
+// syncedCheckers are done once each running monitor has seen its
 // informer's first listing.
-func (m *monitors) synced() bool {
+func (m *monitors) syncedCheckers() []cache.DoneChecker {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	out := make([]cache.DoneChecker, 0, len(m.running))
 	for _, mon := range m.running {
-		if !mon.handler.HasSynced() {
-			return false
-		}
+		out = append(out, mon.handler.HasSyncedChecker())
 	}
-	return len(m.running) > 0
+	return out
 }
 
 // stopAll removes every monitor.
