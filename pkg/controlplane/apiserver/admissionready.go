@@ -27,7 +27,11 @@ import (
 // until every plugin has answered. A request then reaches the plugins
 // within a few milliseconds of their readiness, and their own
 // WaitForReady answers at once. Nothing is admitted that the plugins would
-// not admit: the gate only waits, and the plugins still decide.
+// not admit: the gate only waits, and the plugins still decide. It holds
+// every request of the chain, not only those of the plugin not yet ready:
+// a plugin that never becomes ready (its API not served, say) holds every
+// write for up to 10 s after a start; then the gate opens and that plugin
+// refuses what it handles, as upstream's does.
 //
 // Held in TestAdmissionReadinessGate; remove it if k8s.io/apiserver gives
 // admission.Handler a readiness channel.
