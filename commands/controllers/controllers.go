@@ -64,7 +64,8 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			if errs := features.Validate(); len(errs) > 0 {
 				return utilerrors.NewAggregate(errs)
 			}
-			utilfeature.DefaultMutableFeatureGate.AddMetrics()
+			// version_info; kubernetes_feature_enabled is recorded by
+			// controllers.Run, for every process that runs them.
 			features.AddMetrics()
 			if err := logging.Apply(logs); err != nil {
 				return err
