@@ -42,17 +42,36 @@ const (
 // through the API server, once, without a context; while the API server
 // cannot answer (it, or its etcd, is down), ConfigContext waits for it, up
 // to 5 minutes, and says so every few seconds, instead of failing at the
-// first answer or after a minute of client-side retries.
+// first answer or after a minute of client-side retries. An API server
+// that goes away between that wait and delegated authentication's own
+// read (TestChaos saw one SIGKILLed there) fails Config; ConfigContext
+// then waits for it again and tries once more, for as long as the API
+// server is what fails it, within the same 5 minutes.
 func (o *Options) ConfigContext(ctx context.Context) (*Config, error) {
+	var kubeconfig string
 	if o.SecureServing.BindPort != 0 && readsAuthConfigMap(o.Authentication) {
-		kubeconfig := o.Authentication.RemoteKubeConfigFile
+		kubeconfig = o.Authentication.RemoteKubeConfigFile
 		if kubeconfig == "" {
 			kubeconfig = o.Kubeconfig
 		}
-		if err := waitForAuthConfigMap(ctx, kubeconfig); err != nil {
-			return nil, err
-		}
 	}
+	deadline := time.Now().Add(startupWait)
+	for {
+		if kubeconfig != "" {
+			if err := waitForAuthConfigMap(ctx, kubeconfig); err != nil {
+				return nil, err
+			}
+		}
+		c, err := o.configUntilDone(ctx)
+		if err == nil || kubeconfig == "" || ctx.Err() != nil || time.Now().After(deadline) || !authConfigMapUnreachable(ctx, kubeconfig) {
+			return c, err
+		}
+		klog.FromContext(ctx).Info("The API server stopped answering while delegated authentication read its ConfigMap; waiting for it again", "err", err)
+	}
+}
+
+// configUntilDone is Config, or ctx's error as soon as ctx is done.
+func (o *Options) configUntilDone(ctx context.Context) (*Config, error) {
 	type result struct {
 		c   *Config
 		err error
@@ -80,27 +99,49 @@ func readsAuthConfigMap(a *genericoptions.DelegatingAuthenticationOptions) bool 
 	return a.ClientCert == (genericoptions.ClientCertAuthenticationOptions{}) || a.RequestHeader.ClientCAFile == ""
 }
 
+// authConfigMapUnreachable says whether one read of the ConfigMap that
+// delegated authentication reads fails in a way waiting can change.
+func authConfigMapUnreachable(ctx context.Context, kubeconfig string) bool {
+	client, _, err := authConfigMapClient(kubeconfig)
+	if err != nil {
+		return false
+	}
+	return transient(getAuthConfigMap(ctx, client))
+}
+
+// authConfigMapClient is a client for kubeconfig, and its server's URL.
+func authConfigMapClient(kubeconfig string) (kubernetes.Interface, string, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, "", err
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	return client, cfg.Host, err
+}
+
+// getAuthConfigMap reads the ConfigMap once, within startupAttemptTimeout.
+func getAuthConfigMap(ctx context.Context, client kubernetes.Interface) error {
+	attempt, cancel := context.WithTimeout(ctx, startupAttemptTimeout)
+	defer cancel()
+	_, err := client.CoreV1().ConfigMaps(authConfigMapNamespace).Get(attempt, authConfigMapName, metav1.GetOptions{})
+	return err
+}
+
 // waitForAuthConfigMap reads the ConfigMap delegated authentication reads
 // until the API server answers it (found or not) or gives an answer that
 // waiting cannot change, which delegated authentication then reports. It
 // fails after startupWait with the last error.
 func waitForAuthConfigMap(ctx context.Context, kubeconfig string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	client, host, err := authConfigMapClient(kubeconfig)
 	if err != nil {
 		// Config reports it.
-		return nil
-	}
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
 		return nil
 	}
 	logger := klog.FromContext(ctx)
 	var logged time.Time
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, startupRetryPeriod, startupWait, true, func(ctx context.Context) (bool, error) {
-		attempt, cancel := context.WithTimeout(ctx, startupAttemptTimeout)
-		defer cancel()
-		_, err := client.CoreV1().ConfigMaps(authConfigMapNamespace).Get(attempt, authConfigMapName, metav1.GetOptions{})
+		err := getAuthConfigMap(ctx, client)
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
@@ -110,7 +151,7 @@ func waitForAuthConfigMap(ctx context.Context, kubeconfig string) error {
 		last = err
 		if time.Since(logged) >= startupLogPeriod {
 			logger.Info("Waiting for the API server to serve the ConfigMap that delegated authentication reads",
-				"configMap", authConfigMapNamespace+"/"+authConfigMapName, "server", cfg.Host, "err", err)
+				"configMap", authConfigMapNamespace+"/"+authConfigMapName, "server", host, "err", err)
 			logged = time.Now()
 		}
 		return false, nil
