@@ -82,7 +82,11 @@ type logs struct {
 
 func (l logs) String() string {
 	out, _ := l.p.run("logs", "--tail", "60", l.name)
-	return out
+	// The container's state too: whether it runs, exited or is being
+	// restarted says more than its log when it never came back.
+	state, _ := l.p.run("inspect", "--format",
+		"state {{.State.Status}}, exit code {{.State.ExitCode}}, restarts {{.RestartCount}}, started {{.State.StartedAt}}, finished {{.State.FinishedAt}}, error {{.State.Error}}", l.name)
+	return out + "\n" + strings.TrimSpace(state)
 }
 
 // play writes pod to dir and runs it with `podman play kube`, returning
