@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/namespace"
 	"github.com/gcp-project/gcp/pkg/testserver"
+	"github.com/gcp-project/gcp/test/freeport"
 )
 
 // TestConversionWebhookDown: when a CRD's conversion webhook cannot be
@@ -37,7 +39,16 @@ func TestConversionWebhookDown(t *testing.T) {
 	runControllers(t, s, namespace.Descriptor())
 	ctx := context.Background()
 
-	hook := httptest.NewTLSServer(http.HandlerFunc(convertByRenaming))
+	// The webhook comes back on its port below: one from freeport, which
+	// no other connection takes as its local port while it is closed.
+	hook := httptest.NewUnstartedServer(http.HandlerFunc(convertByRenaming))
+	_ = hook.Listener.Close()
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook.Listener = l
+	hook.StartTLS()
 	t.Cleanup(hook.Close)
 	url := hook.URL + "/convert"
 	preserve := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
@@ -172,7 +183,7 @@ func TestConversionWebhookDown(t *testing.T) {
 
 	// The webhook comes back at its address: the cache catches up, its
 	// reads and watches work again, and the namespace goes.
-	l, err := net.Listen("tcp", hook.Listener.Addr().String())
+	l, err = net.Listen("tcp", hook.Listener.Addr().String())
 	if err != nil {
 		t.Fatalf("listening again at the webhook's address: %v", err)
 	}
