@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/gcp-project/gcp/test/freeport"
 )
 
 // TestTransient: the startup waits wait out an API server or etcd that
@@ -82,7 +84,7 @@ func TestConfigContextWaitsAgain(t *testing.T) {
 	o := NewOptions(nil)
 	o.Kubeconfig = kubeconfig
 	o.SecureServing.BindAddress = net.ParseIP("127.0.0.1")
-	o.SecureServing.BindPort = freePort(t)
+	o.SecureServing.BindPort = freeport.Get(t)
 	o.SecureServing.ServerCert.CertDirectory = t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -94,14 +96,4 @@ func TestConfigContextWaitsAgain(t *testing.T) {
 	if n := reads.Load(); n < 4 {
 		t.Errorf("the ConfigMap was read %d times, want the wait, the failed read, the look and the reads after", n)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
