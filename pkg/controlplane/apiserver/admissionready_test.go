@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -135,15 +136,19 @@ func (blockedPlugin) Validate(context.Context, admission.Attributes, admission.O
 // after it turns ready only because later probes ask again.
 func TestAdmissionReadinessProbesAgain(t *testing.T) {
 	t.Parallel()
-	p := &onceChecker{release: make(chan struct{})}
+	p := &onceChecker{release: make(chan struct{}), blocked: make(chan struct{})}
 	defer close(p.release)
 	r := newAdmissionReadiness()
 	stop := make(chan struct{})
 	defer close(stop)
 	gate := r.gate(admission.NewChainHandler(r.Decorate(p, "Once")), stop).(admission.ValidationInterface)
-	// Probes start probeStagger apart: the fifth starts 40 ms after the
-	// first, later than this.
-	time.Sleep(probeStagger / 2)
+	// The first look has found it not ready and blocks: only a later
+	// look can open the gate.
+	select {
+	case <-p.blocked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gate never looked at the plugin")
+	}
 	p.ready.Store(true)
 	done := make(chan error, 1)
 	go func() { done <- gate.Validate(context.Background(), createAttributes(), nil) }()
@@ -160,11 +165,14 @@ func TestAdmissionReadinessProbesAgain(t *testing.T) {
 	}
 }
 
-// onceChecker's WaitForReady looks once, then blocks until release.
+// onceChecker's WaitForReady looks once, then blocks until release; the
+// first call to block closes blocked.
 type onceChecker struct {
 	ready   atomic.Bool
 	calls   atomic.Int32
 	release chan struct{}
+	blocked chan struct{}
+	once    sync.Once
 }
 
 func (*onceChecker) Handles(admission.Operation) bool { return true }
@@ -173,6 +181,7 @@ func (p *onceChecker) WaitForReady() bool {
 	if p.ready.Load() {
 		return true
 	}
+	p.once.Do(func() { close(p.blocked) })
 	<-p.release
 	return false
 }
