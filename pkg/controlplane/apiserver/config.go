@@ -58,6 +58,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/guards"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/authz"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/satoken"
@@ -386,16 +387,16 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (_ *Con
 		return nil, err
 	}
 	readiness := newAdmissionReadiness()
-	admissionOptions.Decorators = append(append(admission.Decorators{readiness}, admissionOptions.Decorators...), withPolicyBudget(EvaluationBudget))
+	admissionOptions.Decorators = append(append(admission.Decorators{readiness}, admissionOptions.Decorators...), guards.WithPolicyBudget(guards.EvaluationBudget))
 	if err := admissionOptions.ApplyTo(gc, c.Informers, client, dynamicClient, utilfeature.DefaultFeatureGate, gc.EffectiveVersion,
 		gcpadmission.Initializers(gc.LoopbackClientConfig, serviceResolver, gc.TracerProvider)...); err != nil {
 		return nil, fmt.Errorf("admission: %w", err)
 	}
-	gc.AdmissionControl = withGuardedAdmission(readiness.gate(gc.AdmissionControl, gc.DrainedNotify()), nesting.Limit)
+	gc.AdmissionControl = guards.WithGuardedAdmission(readiness.gate(gc.AdmissionControl, gc.DrainedNotify()), nesting.Limit)
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 		inner := withPatchInputErrors(withResourceVersionCheck(withVersion(h), codecs), codecs)
-		return genericapiserver.DefaultBuildHandlerChain(withClientInputChecks(withNestingLimit(withEvalBudget(inner, codecs, EvaluationBudget), codecs, nesting.Limit, c.MaxRequestBodyBytes), codecs), c)
+		return genericapiserver.DefaultBuildHandlerChain(withClientInputChecks(guards.WithNestingLimit(guards.WithEvalBudget(inner, codecs, guards.EvaluationBudget), codecs, nesting.Limit, c.MaxRequestBodyBytes), codecs), c)
 	}
 
 	if comp.APIExtensions {

@@ -1,4 +1,4 @@
-package apiserver
+package guards
 
 import (
 	"context"
@@ -40,7 +40,7 @@ type evalBudgetKey struct{}
 // admission, where the registry runs the CRD's schema and CEL rules with the
 // request's own context. Past the limit it cancels that context, which
 // interrupts CEL; the request's finisher then answers 504, which
-// withEvalBudget turns into the 422 the client should get.
+// WithEvalBudget turns into the 422 the client should get.
 type evalBudget struct {
 	limit  time.Duration
 	cancel context.CancelCauseFunc
@@ -94,10 +94,10 @@ func budgetFrom(ctx context.Context) *evalBudget {
 	return b
 }
 
-// withEvalBudget gives each write an evalBudget (armed by guardedAdmission
+// WithEvalBudget gives each write an evalBudget (armed by guardedAdmission
 // for custom resources), and answers 422 when it is spent, whatever the
 // handler then writes.
-func withEvalBudget(next http.Handler, codecs serializer.CodecFactory, limit time.Duration) http.Handler {
+func WithEvalBudget(next http.Handler, codecs serializer.CodecFactory, limit time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !carriesObject(r.Method) {
 			next.ServeHTTP(w, r)
@@ -161,12 +161,12 @@ func (w *budgetWriter) start() bool {
 	return false
 }
 
-// withPolicyBudget is an admission decorator that gives the admission
+// WithPolicyBudget is an admission decorator that gives the admission
 // policy plugins, whose CEL runs with the context it is handed, at most
 // limit per call. An expression interrupted by it fails as any expression
 // that errs does: the policy's failurePolicy decides, and Fail (the default)
 // denies the request with a message naming the policy and the expression.
-func withPolicyBudget(limit time.Duration) admission.Decorator {
+func WithPolicyBudget(limit time.Duration) admission.Decorator {
 	return admission.DecoratorFunc(func(handler admission.Interface, name string) admission.Interface {
 		if name != validatingadmissionpolicy.PluginName && name != mutatingadmissionpolicy.PluginName {
 			return handler

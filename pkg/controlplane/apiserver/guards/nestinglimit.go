@@ -1,4 +1,4 @@
-package apiserver
+package guards
 
 import (
 	"bytes"
@@ -16,12 +16,12 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/nesting"
 )
 
-// withNestingLimit answers 400 for a request body that nests objects and
+// WithNestingLimit answers 400 for a request body that nests objects and
 // lists more than limit levels deep (nesting.Check), before any handler
 // decodes, patches or validates it: parts of that work grow with the square
 // of the depth. It reads at most maxBodyBytes+1 of a body; a larger one is
 // passed on as it is, for the handler's 413.
-func withNestingLimit(next http.Handler, codecs serializer.CodecFactory, limit int, maxBodyBytes int64) http.Handler {
+func WithNestingLimit(next http.Handler, codecs serializer.CodecFactory, limit int, maxBodyBytes int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || !carriesObject(r.Method) {
 			next.ServeHTTP(w, r)

@@ -1,4 +1,4 @@
-package apiserver
+package guards
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // seam between mutating and validating admission, where the registry
 // validates the object:
 //   - when mutating admission is done, an object of any resource with a map
-//     key longer than nesting.KeyLength is refused (withNestingLimit finds
+//     key longer than nesting.KeyLength is refused (WithNestingLimit finds
 //     long keys in JSON, YAML and CBOR bodies, this in protobuf too), and
 //     one whose maps are wider than nesting.Width allows, unless it is no
 //     wider than the object it replaces;
@@ -25,7 +25,7 @@ import (
 //     rules run within it;
 //   - before the validating plugins, a custom resource or CRD that nests more
 //     than limit levels deep (its managed fields not counted) is refused.
-//     withNestingLimit bounds what a request sends; this bounds what it
+//     WithNestingLimit bounds what a request sends; this bounds what it
 //     makes, which a JSON patch's copies and moves can make deeper than
 //     anything it sends, and merge patches wider over several requests than
 //     any one of them, so stored objects stay under the limits.
@@ -34,8 +34,8 @@ type guardedAdmission struct {
 	limit int
 }
 
-// withGuardedAdmission wraps an admission chain with guardedAdmission.
-func withGuardedAdmission(chain admission.Interface, limit int) admission.Interface {
+// WithGuardedAdmission wraps an admission chain with guardedAdmission.
+func WithGuardedAdmission(chain admission.Interface, limit int) admission.Interface {
 	return guardedAdmission{chain: chain, limit: limit}
 }
 
