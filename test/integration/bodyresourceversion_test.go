@@ -11,7 +11,7 @@ import (
 // metadata.resourceVersion for every storage the server builds (native,
 // custom resources, CRDs, APIServices); k8s.io/apiserver's Store.Update
 // passes the parse error on as a 500. It holds the storage-side
-// workaround in pkg/controlplane/apiserver/bodyresourceversion.go.
+// workaround in pkg/controlplane/apiserver/workarounds/bodyresourceversion.go.
 func TestBodyResourceVersionIsAClientError(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)

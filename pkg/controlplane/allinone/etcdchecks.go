@@ -24,7 +24,7 @@ import (
 // for their streams (etcd's request timeout) and then redial the closed
 // socket, each failure a gRPC warning in the log. The storage built so far
 // is destroyed by apiserver.CompletedConfig.New and Server.PrepareRun when
-// they fail (pkg/controlplane/apiserver/failedstart.go). The etcd health
+// they fail (pkg/controlplane/apiserver/workarounds/failedstart.go). The etcd health
 // checks are etcdChecks below. k8s.io/apiserver's own
 // (factory.CreateHealthCheck) dial in a goroutine of their own, holding a
 // lock for as long as the dial blocks, and close on a channel from another

@@ -36,7 +36,6 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/filters"
-	"k8s.io/apiserver/pkg/server/healthz"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/server/resourceconfig"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
@@ -60,6 +59,7 @@ import (
 	gcpadmission "github.com/gcp-project/gcp/pkg/controlplane/admission"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/guards"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/workarounds"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/authz"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/satoken"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
@@ -339,8 +339,8 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (_ *Con
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
 	// /livez does not depend on etcd; /readyz and /healthz keep the check.
-	gc.LivezChecks = withoutCheck(gc.LivezChecks, "etcd")
-	gc.RESTOptionsGetter = withStorageWorkarounds(c.withEtcd(gc.RESTOptionsGetter))
+	gc.LivezChecks = workarounds.WithoutCheck(gc.LivezChecks, "etcd")
+	gc.RESTOptionsGetter = workarounds.WithStorageWorkarounds(c.withEtcd(gc.RESTOptionsGetter))
 
 	tokens, err := o.Authentication.ServiceAccounts.New(func() satoken.Getter { return satoken.NewGetter(c.Informers.Core().V1(), client) })
 	if err != nil {
@@ -386,17 +386,17 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (_ *Con
 	if err != nil {
 		return nil, err
 	}
-	readiness := newAdmissionReadiness()
+	readiness := workarounds.NewAdmissionReadiness()
 	admissionOptions.Decorators = append(append(admission.Decorators{readiness}, admissionOptions.Decorators...), guards.WithPolicyBudget(guards.EvaluationBudget))
 	if err := admissionOptions.ApplyTo(gc, c.Informers, client, dynamicClient, utilfeature.DefaultFeatureGate, gc.EffectiveVersion,
 		gcpadmission.Initializers(gc.LoopbackClientConfig, serviceResolver, gc.TracerProvider)...); err != nil {
 		return nil, fmt.Errorf("admission: %w", err)
 	}
-	gc.AdmissionControl = guards.WithGuardedAdmission(readiness.gate(gc.AdmissionControl, gc.DrainedNotify()), nesting.Limit)
+	gc.AdmissionControl = guards.WithGuardedAdmission(readiness.Gate(gc.AdmissionControl, gc.DrainedNotify()), nesting.Limit)
 	gc.AggregatedDiscoveryGroupManager = aggregated.NewResourceManager("apis")
 	gc.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
-		inner := withPatchInputErrors(withResourceVersionCheck(withVersion(h), codecs), codecs)
-		return genericapiserver.DefaultBuildHandlerChain(withClientInputChecks(guards.WithNestingLimit(guards.WithEvalBudget(inner, codecs, guards.EvaluationBudget), codecs, nesting.Limit, c.MaxRequestBodyBytes), codecs), c)
+		inner := workarounds.WithPatchInputErrors(workarounds.WithResourceVersionCheck(workarounds.WithVersion(h), codecs), codecs)
+		return genericapiserver.DefaultBuildHandlerChain(workarounds.WithClientInputChecks(guards.WithNestingLimit(guards.WithEvalBudget(inner, codecs, guards.EvaluationBudget), codecs, nesting.Limit, c.MaxRequestBodyBytes), codecs), c)
 	}
 
 	if comp.APIExtensions {
@@ -424,20 +424,6 @@ func NewConfig(o options.CompletedOptions, comp composition.Composition) (_ *Con
 		c.Aggregator.GenericConfig.AddReadyzChecks(alarms...)
 	}
 	return c, nil
-}
-
-// withoutCheck returns checks without the one named name.
-//
-// k8s.io/apiserver's etcd options add their "etcd" check to /livez as well
-// as to /readyz, so an etcd that has lost its quorum made every API server
-// fail liveness, and a kubelet or systemd restarted healthy processes into
-// the same outage, each restart then waiting for etcd to start at all.
-// Liveness is the process's own health; an etcd that cannot answer is for
-// readiness, which takes the server out of a load balancer and puts it
-// back without a restart (kubernetes/kubernetes#111290 asks upstream for
-// the same; /readyz/etcd and /healthz/etcd still answer for etcd alone).
-func withoutCheck(checks []healthz.HealthChecker, name string) []healthz.HealthChecker {
-	return slices.DeleteFunc(slices.Clone(checks), func(c healthz.HealthChecker) bool { return c.Name() == name })
 }
 
 // servesGroup reports whether groups include group.
@@ -619,7 +605,7 @@ func (c *Config) delegateGeneric(codecs serializer.CodecFactory, encode, decode 
 	if err := etcd.ApplyTo(&gc); err != nil {
 		return gc, etcd, err
 	}
-	gc.RESTOptionsGetter = withStorageWorkarounds(c.withEtcd(gc.RESTOptionsGetter))
+	gc.RESTOptionsGetter = workarounds.WithStorageWorkarounds(c.withEtcd(gc.RESTOptionsGetter))
 	err := c.Options.APIEnablement.ApplyTo(&gc, resources, scheme)
 	return gc, etcd, err
 }
@@ -637,7 +623,7 @@ func (c *Config) newAPIExtensionsConfig(serviceResolver webhook.ServiceResolver)
 	return &apiextensionsapiserver.Config{
 		GenericConfig: &genericapiserver.RecommendedConfig{Config: gc, SharedInformerFactory: c.Informers},
 		ExtraConfig: apiextensionsapiserver.ExtraConfig{
-			CRDRESTOptionsGetter: withConversionWebhookErrors(withStorageWorkarounds(c.withEtcd(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker)))),
+			CRDRESTOptionsGetter: workarounds.WithConversionWebhookErrors(workarounds.WithStorageWorkarounds(c.withEtcd(apiextensionsoptions.NewCRDRESTOptionsGetter(etcd, gc.ResourceTransformers, gc.StorageObjectCountTracker)))),
 			MasterCount:          1,
 			AuthResolverWrapper:  authResolver,
 			ServiceResolver:      serviceResolver,
@@ -665,10 +651,10 @@ func (c *Config) newAggregatorConfig(serviceResolver aggregatorapiserver.Service
 }
 
 // withEtcd makes g's storage use the options' etcd clients and bounds
-// its waits on etcd (withEtcdUnavailable). It wraps the getter the etcd
+// its waits on etcd (workarounds.WithEtcdUnavailable). It wraps the getter the etcd
 // options built, before anything else wraps its decorator.
 func (c *Config) withEtcd(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
-	return withEtcdUnavailable(c.withEtcdClients(g), c.Options.EtcdRequestTimeout)
+	return workarounds.WithEtcdUnavailable(c.withEtcdClients(g), c.Options.EtcdRequestTimeout)
 }
 
 // withEtcdClients makes g's storage use the options' etcd clients, when
@@ -679,4 +665,21 @@ func (c *Config) withEtcdClients(g generic.RESTOptionsGetter) generic.RESTOption
 		return g
 	}
 	return etcdstorage.WithClients(g, c.Options.NewEtcdClient)
+}
+
+// trackStorage wraps the RESTOptionsGetters of c's servers in a new
+// tracker, so that a failed start destroys the storage it built
+// (workarounds/failedstart.go).
+func (c CompletedConfig) trackStorage() *workarounds.StorageTracker {
+	t := workarounds.NewStorageTracker()
+	c.Generic.RESTOptionsGetter = t.Wrap(c.Generic.RESTOptionsGetter)
+	if x := c.APIExtensions; x != nil {
+		// Custom resources' storage (ExtraConfig.CRDRESTOptionsGetter) is
+		// built while serving, never during construction.
+		x.GenericConfig.RESTOptionsGetter = t.Wrap(x.GenericConfig.RESTOptionsGetter)
+	}
+	if a := c.Aggregator; a != nil {
+		a.GenericConfig.RESTOptionsGetter = t.Wrap(a.GenericConfig.RESTOptionsGetter)
+	}
+	return t
 }

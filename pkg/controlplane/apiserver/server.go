@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	aggregatorapiserver "k8s.io/kube-aggregator/pkg/apiserver"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/workarounds"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/crdopenapi"
 	"github.com/gcp-project/gcp/pkg/controlplane/lazyopenapi"
@@ -62,7 +63,7 @@ type Server struct {
 	Aggregator *aggregatorapiserver.APIAggregator
 
 	// storages is what New built, destroyed if PrepareRun fails.
-	storages *storageTracker
+	storages *workarounds.StorageTracker
 	// certificates are the files gcp_certificate_expiration_timestamp_seconds
 	// reports on while the server runs.
 	certificates []certificateFile
@@ -71,12 +72,12 @@ type Server struct {
 }
 
 // New builds the delegation chain, innermost first. If it fails, it
-// destroys the storage it built (failedstart.go).
+// destroys the storage it built (workarounds/failedstart.go).
 func (c CompletedConfig) New() (*Server, error) {
 	storages := c.trackStorage()
 	s, err := c.new()
 	if err != nil {
-		storages.destroy()
+		storages.Destroy()
 		return nil, err
 	}
 	s.storages = storages
@@ -101,8 +102,8 @@ func (c CompletedConfig) new() (*Server, error) {
 		}
 		s.APIExtensions = x
 		// Requests refused because a CRD's storage was replaced under
-		// them are served again (crdstorageretry.go).
-		delegate = newWithCRDStorageRetry(x.GenericAPIServer)
+		// them are served again (workarounds/crdstorageretry.go).
+		delegate = workarounds.NewWithCRDStorageRetry(x.GenericAPIServer)
 	}
 
 	// 3. The native API groups.
@@ -246,10 +247,10 @@ func (s *Server) PrepareRun() (*PreparedServer, error) {
 	var err error
 	onOwnStack(func() { prepared, err = s.prepareRun() })
 	if err != nil {
-		s.storages.destroy()
+		s.storages.Destroy()
 		return nil, err
 	}
-	s.storages.release()
+	s.storages.Release()
 	return prepared, nil
 }
 

@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/handlers/responsewriters"
 )
 
-// withResourceVersionCheck answers 400 for a resourceVersion query
+// WithResourceVersionCheck answers 400 for a resourceVersion query
 // parameter that is not a number. Resource versions are opaque to clients,
 // but gcp's only storage is etcd, whose versions are unsigned integers;
 // k8s.io/apiserver's etcd store and watch cache parse the value with
@@ -25,7 +25,7 @@ import (
 // bodyResourceVersionStorage answers. test/integration
 // TestNoServerErrorForClientInput (list and watch with resourceVersion=abc)
 // and FuzzRequest's seeds hold it.
-func withResourceVersionCheck(next http.Handler, codecs serializer.CodecFactory) http.Handler {
+func WithResourceVersionCheck(next http.Handler, codecs serializer.CodecFactory) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, rv := range r.URL.Query()["resourceVersion"] {
 			if rv == "" {

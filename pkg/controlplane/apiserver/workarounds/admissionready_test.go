@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"context"
@@ -51,12 +51,12 @@ func TestAdmissionReadinessGate(t *testing.T) {
 	t.Parallel()
 	slow, fast := newWaitingPlugin(), newWaitingPlugin()
 	fast.ready.Store(true)
-	r := newAdmissionReadiness()
+	r := NewAdmissionReadiness()
 	decorators := admission.Decorators{r}
 	chain := admission.NewChainHandler(decorators.Decorate(slow, "Slow"), decorators.Decorate(fast, "Fast"))
 	stop := make(chan struct{})
 	defer close(stop)
-	gate := r.gate(chain, stop).(admission.ValidationInterface)
+	gate := r.Gate(chain, stop).(admission.ValidationInterface)
 
 	// A request that ends before the plugins are ready is refused.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -94,19 +94,19 @@ func TestAdmissionReadinessGate(t *testing.T) {
 // here), or when the server stops, and the plugin itself refuses.
 func TestAdmissionReadinessGateGivesUp(t *testing.T) {
 	t.Parallel()
-	r := newAdmissionReadiness()
+	r := NewAdmissionReadiness()
 	never := neverReady{}
 	chain := admission.NewChainHandler(r.Decorate(never, "Never"))
-	gate := r.gate(chain, make(chan struct{})).(admission.ValidationInterface)
+	gate := r.Gate(chain, make(chan struct{})).(admission.ValidationInterface)
 	if err := gate.Validate(context.Background(), createAttributes(), nil); !apierrors.IsForbidden(err) {
 		t.Errorf("a plugin that is never ready: %v, want its own 403", err)
 	}
 
 	stop := make(chan struct{})
-	r = newAdmissionReadiness()
+	r = NewAdmissionReadiness()
 	blocked := blockedPlugin{release: make(chan struct{})}
 	defer close(blocked.release)
-	gate = r.gate(admission.NewChainHandler(r.Decorate(blocked, "Blocked")), stop).(admission.ValidationInterface)
+	gate = r.Gate(admission.NewChainHandler(r.Decorate(blocked, "Blocked")), stop).(admission.ValidationInterface)
 	close(stop)
 	if err := gate.Validate(context.Background(), createAttributes(), nil); err != nil {
 		t.Errorf("after the server stopped: %v", err)
@@ -138,10 +138,10 @@ func TestAdmissionReadinessProbesAgain(t *testing.T) {
 	t.Parallel()
 	p := &onceChecker{release: make(chan struct{}), blocked: make(chan struct{})}
 	defer close(p.release)
-	r := newAdmissionReadiness()
+	r := NewAdmissionReadiness()
 	stop := make(chan struct{})
 	defer close(stop)
-	gate := r.gate(admission.NewChainHandler(r.Decorate(p, "Once")), stop).(admission.ValidationInterface)
+	gate := r.Gate(admission.NewChainHandler(r.Decorate(p, "Once")), stop).(admission.ValidationInterface)
 	// The first look has found it not ready and blocks: only a later
 	// look can open the gate.
 	select {

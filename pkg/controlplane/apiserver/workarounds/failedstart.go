@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"context"
@@ -20,38 +20,25 @@ import (
 // stop waiting for their streams and redial a closed socket, each failure
 // a gRPC warning, and the in-process clients of `gcp start`
 // (pkg/controlplane/etcdstorage) would outlive the member they call. So
-// CompletedConfig.New records the storage it builds (storageTracker) and
-// destroys it when New or Server.PrepareRun fails; once PrepareRun has
-// succeeded the server owns it. test/integration's TestFailedStart holds
-// this.
+// the API server's CompletedConfig.New records the storage it builds
+// (StorageTracker) and destroys it when New or Server.PrepareRun fails;
+// once PrepareRun has succeeded the server owns it. test/integration's
+// TestFailedStart holds this.
 
-// storageTracker records every storage built through the
+// StorageTracker records every storage built through the
 // RESTOptionsGetters it wraps while the server is being built, so that a
 // failed start can destroy them with the library's destroy functions.
-type storageTracker struct {
+type StorageTracker struct {
 	mu       sync.Mutex
 	done     bool
 	storages []*trackedStorage
 }
 
-// trackStorage wraps the RESTOptionsGetters of c's servers in a new
-// tracker.
-func (c CompletedConfig) trackStorage() *storageTracker {
-	t := &storageTracker{}
-	c.Generic.RESTOptionsGetter = t.wrap(c.Generic.RESTOptionsGetter)
-	if x := c.APIExtensions; x != nil {
-		// Custom resources' storage (ExtraConfig.CRDRESTOptionsGetter) is
-		// built while serving, never during construction.
-		x.GenericConfig.RESTOptionsGetter = t.wrap(x.GenericConfig.RESTOptionsGetter)
-	}
-	if a := c.Aggregator; a != nil {
-		a.GenericConfig.RESTOptionsGetter = t.wrap(a.GenericConfig.RESTOptionsGetter)
-	}
-	return t
-}
+// NewStorageTracker returns a tracker that has recorded nothing yet.
+func NewStorageTracker() *StorageTracker { return &StorageTracker{} }
 
-// wrap makes g's storage report itself, with its destroy function, to t.
-func (t *storageTracker) wrap(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
+// Wrap makes g's storage report itself, with its destroy function, to t.
+func (t *StorageTracker) Wrap(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
 	return WrapStorage(g, func(s storage.Interface, destroy factory.DestroyFunc) storage.Interface {
 		if destroy == nil {
 			return s
@@ -65,7 +52,7 @@ func (t *storageTracker) wrap(g generic.RESTOptionsGetter) generic.RESTOptionsGe
 }
 
 // add records s unless the tracker is done, and reports whether it did.
-func (t *storageTracker) add(s *trackedStorage) bool {
+func (t *StorageTracker) add(s *trackedStorage) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.done {
@@ -78,13 +65,13 @@ func (t *storageTracker) add(s *trackedStorage) bool {
 // with etcd up they take milliseconds.
 const statsDrainTimeout = 5 * time.Second
 
-// destroy destroys every storage recorded so far and stops recording; a
+// Destroy destroys every storage recorded so far and stops recording; a
 // nil tracker has nothing to destroy.
 // Stats calls in flight finish first: a registry store polls Stats from
 // the moment it is built, with a context nothing cancels, and a call
 // whose etcd client closes under it is retried a hundred times, each
 // failure a warning.
-func (t *storageTracker) destroy() {
+func (t *StorageTracker) Destroy() {
 	if t == nil {
 		return
 	}
@@ -113,9 +100,9 @@ wait:
 	}
 }
 
-// release stops recording: the server owns its storage and destroys it
+// Release stops recording: the server owns its storage and destroys it
 // when it stops.
-func (t *storageTracker) release() {
+func (t *StorageTracker) Release() {
 	if t == nil {
 		return
 	}

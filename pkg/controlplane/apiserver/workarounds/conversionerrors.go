@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // conversion webhook that could not be called or answered badly.
 const conversionWebhookFailure = "conversion webhook for "
 
-// withConversionWebhookErrors wraps the custom resources' storage so that
+// WithConversionWebhookErrors wraps the custom resources' storage so that
 // a read that fails because the CRD's conversion webhook failed says so,
 // with a 503 naming the CRD, the webhook's address and the failure.
 //
@@ -48,7 +48,7 @@ const conversionWebhookFailure = "conversion webhook for "
 // etcd error on only from a cache that reinitialises,
 // kubernetes/kubernetes#130899; this one stays ready.) Held by
 // TestConversionWebhookDown.
-func withConversionWebhookErrors(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
+func WithConversionWebhookErrors(g generic.RESTOptionsGetter) generic.RESTOptionsGetter {
 	if g == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/version"
 )
 
-// withVersion serves GET /version with the Kubernetes version of the k8s.io
+// WithVersion serves GET /version with the Kubernetes version of the k8s.io
 // libraries gcp is built on. k8s.io/apiserver's own /version
 // (routes.Version, pkg/server/routes/version.go) reads
 // k8s.io/component-base/version's ldflags-only variables, which a plain
@@ -16,7 +16,7 @@ import (
 // scripts (hack/lib/version.sh), so there is no upstream issue: a library
 // user has to do this. test/e2e TestKubectlWorkflow (`kubectl get --raw
 // /version`) and pkg/controlplane/version's tests hold it.
-func withVersion(next http.Handler) http.Handler {
+func WithVersion(next http.Handler) http.Handler {
 	body, err := json.MarshalIndent(version.Get(), "", "  ")
 	if err != nil {
 		return next

@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"bytes"
@@ -30,8 +30,10 @@ type withCRDStorageRetry struct {
 	handler http.Handler
 }
 
-// newWithCRDStorageRetry wraps the apiextensions server's handler.
-func newWithCRDStorageRetry(s *genericapiserver.GenericAPIServer) genericapiserver.DelegationTarget {
+// NewWithCRDStorageRetry returns the apiextensions server s as a delegate
+// whose handler serves a request again when the storage it reached was
+// replaced under it (serveAgainOnStorageSwap).
+func NewWithCRDStorageRetry(s *genericapiserver.GenericAPIServer) genericapiserver.DelegationTarget {
 	return withCRDStorageRetry{GenericAPIServer: s, handler: serveAgainOnStorageSwap(s.UnprotectedHandler(), s.Serializer)}
 }
 

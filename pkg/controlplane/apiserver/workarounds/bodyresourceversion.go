@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"fmt"
@@ -17,11 +17,11 @@ import (
 // for it (kubernetes#68208 proposed a 409 and was closed unmerged).
 //
 // It is a storage wrapper, not a filter, because the value is inside the
-// body; it wraps every storage the servers build (withStorageWorkarounds),
+// body; it wraps every storage the servers build (WithStorageWorkarounds),
 // so native resources, custom resources, CRDs and APIServices all answer
 // 400. A resourceVersion query parameter takes another path, the etcd
 // store's and the watch cache's own versioners, which no wrapper reaches:
-// withResourceVersionCheck answers that one (kubernetes#139485).
+// WithResourceVersionCheck answers that one (kubernetes#139485).
 // test/integration TestBodyResourceVersionIsAClientError holds it.
 type bodyResourceVersionStorage struct {
 	storage.Interface

@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ type patchInputError struct {
 	prefix, upstream string
 }
 
-// patchInputErrors are the messages withPatchInputErrors answers 400 for.
+// patchInputErrors are the messages WithPatchInputErrors answers 400 for.
 // The handler (pkg/endpoints/handlers/patch.go, v0.37.2) passes them on
 // as they are: applyPatcher.applyPatchToCurrentObject returns the field
 // manager's error, and applyPatchToObject's interpretStrategicMergePatchError
@@ -37,7 +37,10 @@ var patchInputErrors = []patchInputError{
 	{"unable to find api field", "strategic merge patch naming a field the type does not have: util/strategicpatch.FieldNotFoundError"},
 }
 
-func withPatchInputErrors(next http.Handler, codecs serializer.CodecFactory) http.Handler {
+// WithPatchInputErrors answers 400, with upstream's message, for a PATCH
+// that k8s.io/apiserver answers 500 with one of patchInputErrors' messages;
+// any other answer passes unchanged.
+func WithPatchInputErrors(next http.Handler, codecs serializer.CodecFactory) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPatch {
 			next.ServeHTTP(w, r)

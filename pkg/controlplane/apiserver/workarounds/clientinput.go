@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 )
 
-// withClientInputChecks answers 4xx for client input that k8s.io/apiserver
+// WithClientInputChecks answers 4xx for client input that k8s.io/apiserver
 // v0.37.2 answers 500 for, or no answer at all. No upstream issue was
 // found for any of them; each names the upstream code path and the test
 // that holds it (docs/architecture.md, "Workarounds for upstream"):
@@ -48,7 +48,7 @@ import (
 //     into a time.Duration unchecked, so the watch is answered 200 and then
 //     ends at once with an InternalError event, or with an empty body.
 //     TestWatchTimeoutSeconds.
-func withClientInputChecks(next http.Handler, codecs serializer.CodecFactory) http.Handler {
+func WithClientInputChecks(next http.Handler, codecs serializer.CodecFactory) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if info, ok := request.RequestInfoFrom(r.Context()); ok && info.IsResourceRequest {
 			if info.Namespace != "" {

@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
-// TestPatchInputErrorTable feeds withPatchInputErrors every form of the
+// TestPatchInputErrorTable feeds WithPatchInputErrors every form of the
 // messages in patchInputErrors, made by the upstream functions that make
 // them and answered the way k8s.io/apiserver's handler answers an error
 // that is not a status (500), and checks the 400 and its message; an
@@ -58,7 +58,7 @@ func TestPatchInputErrorTable(t *testing.T) {
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest(c.method, "/api/v1/namespaces/default/configmaps/target", strings.NewReader("{}"))
 			req.Header.Set("Accept", "application/json")
-			withPatchInputErrors(upstream, codecs).ServeHTTP(rec, req)
+			WithPatchInputErrors(upstream, codecs).ServeHTTP(rec, req)
 			if rec.Code != c.wantCode {
 				t.Fatalf("got %d, want %d: %s", rec.Code, c.wantCode, rec.Body)
 			}

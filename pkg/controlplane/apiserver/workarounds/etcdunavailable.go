@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"context"
@@ -29,7 +29,7 @@ const etcdRetryAfterSeconds = 1
 // is sent again while its time lasts: an election takes about a second.
 const noLeaderRetryInterval = 100 * time.Millisecond
 
-// withEtcdUnavailable wraps g so that no request waits on etcd longer than
+// WithEtcdUnavailable wraps g so that no request waits on etcd longer than
 // timeout, and an etcd that cannot answer gets a 503 (with Retry-After) or
 // 504 naming etcd, instead of a request that hangs until the request
 // timeout and then a reset stream (issue 28).
@@ -50,7 +50,7 @@ const noLeaderRetryInterval = 100 * time.Millisecond
 // instead of failing. A call whose etcd has been silent for timeout is
 // cancelled; time spent in the storage's callbacks (admission inside an
 // update or a delete, which has its own deadlines) does not count.
-func withEtcdUnavailable(g generic.RESTOptionsGetter, timeout time.Duration) generic.RESTOptionsGetter {
+func WithEtcdUnavailable(g generic.RESTOptionsGetter, timeout time.Duration) generic.RESTOptionsGetter {
 	if timeout <= 0 {
 		return g
 	}

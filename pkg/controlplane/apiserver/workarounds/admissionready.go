@@ -1,4 +1,4 @@
-package apiserver
+package workarounds
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // than its plugins (docs/performance.md, "Where a start's wall time goes
 // now").
 //
-// admissionReadiness is the workaround: it probes each plugin with
+// AdmissionReadiness is the workaround: it probes each plugin with
 // WaitForReady, probes started probeStagger apart so that between them
 // they look every probeStagger, and holds the chain's requests (gate)
 // until every plugin has answered. A request then reaches the plugins
@@ -35,7 +35,7 @@ import (
 //
 // Held in TestAdmissionReadinessGate; remove it if k8s.io/apiserver gives
 // admission.Handler a readiness channel.
-type admissionReadiness struct {
+type AdmissionReadiness struct {
 	mu      sync.Mutex
 	plugins map[string]readyWaiter
 	ready   chan struct{}
@@ -55,14 +55,16 @@ const (
 	probeStagger    = 10 * time.Millisecond
 )
 
-func newAdmissionReadiness() *admissionReadiness {
-	return &admissionReadiness{plugins: map[string]readyWaiter{}, ready: make(chan struct{})}
+// NewAdmissionReadiness returns a readiness gate with no plugins yet: it is
+// to be the first admission decorator, then Gate wraps the chain.
+func NewAdmissionReadiness() *AdmissionReadiness {
+	return &AdmissionReadiness{plugins: map[string]readyWaiter{}, ready: make(chan struct{})}
 }
 
 // Decorate implements admission.Decorator: it keeps each plugin that can
 // be waited for, and returns it unchanged. It must be the first decorator,
 // the one handed the plugins themselves.
-func (r *admissionReadiness) Decorate(plugin admission.Interface, name string) admission.Interface {
+func (r *AdmissionReadiness) Decorate(plugin admission.Interface, name string) admission.Interface {
 	if w, ok := plugin.(readyWaiter); ok {
 		r.mu.Lock()
 		r.plugins[name] = w
@@ -71,10 +73,10 @@ func (r *admissionReadiness) Decorate(plugin admission.Interface, name string) a
 	return plugin
 }
 
-// gate starts probing the plugins Decorate kept and returns chain behind a
+// Gate starts probing the plugins Decorate kept and returns chain behind a
 // gate that opens once each has answered (ready, or not after upstream's
 // 10 s), or when stop closes.
-func (r *admissionReadiness) gate(chain admission.Interface, stop <-chan struct{}) admission.Interface {
+func (r *AdmissionReadiness) Gate(chain admission.Interface, stop <-chan struct{}) admission.Interface {
 	r.mu.Lock()
 	plugins := r.plugins
 	r.plugins = nil
