@@ -3,11 +3,44 @@ package apiserver
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kube-openapi/pkg/common"
+	openapiutil "k8s.io/kube-openapi/pkg/util"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 )
+
+// checkDefinitions fails when a kind of groups has no OpenAPI definition,
+// or one of its definitions refers to a name none has, which
+// k8s.io/apiserver would report only when installing the APIs.
+func checkDefinitions(scheme *runtime.Scheme, groups []registry.APIGroup, definitions common.GetOpenAPIDefinitions) error {
+	defined := definitions(func(path string) spec.Ref { return spec.MustCreateRef(path) })
+	var missing, served []string
+	for _, g := range groups {
+		for _, gv := range scheme.PrioritizedVersionsForGroup(g.GroupName()) {
+			for kind, t := range scheme.KnownTypes(gv) {
+				if strings.HasSuffix(kind, "Options") || kind == "WatchEvent" {
+					continue // meta/v1 types every version carries
+				}
+				name := openapiutil.GetCanonicalTypeName(reflect.New(t).Interface())
+				served = append(served, name)
+				if _, ok := defined[name]; !ok {
+					missing = append(missing, fmt.Sprintf("%s (%s)", gv.WithKind(kind), name))
+				}
+			}
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("no OpenAPI definition for %s: add the group's generated definitions to its layer (Layer.OpenAPIDefinitions)", strings.Join(missing, ", "))
+	}
+	return checkDependencies(defined, served)
+}
 
 // checkDependencies fails when a definition reachable from roots (the
 // served kinds' names) refers to a name that no definition has, which
