@@ -25,14 +25,24 @@ type Filter struct {
 // request meets these steps in this order, after k8s.io/apiserver's own
 // (DefaultBuildHandlerChain: panic recovery, authentication, audit,
 // authorization, API Priority and Fairness, timeouts...) and before the
-// server's routes. The guards come before anything reads a body;
-// the workarounds that rewrite an answer come after them, so that they
-// see the answer of the routes.
+// server's routes. The workarounds that refuse a request by its URL or
+// guard its body's reading come first, then the guards, before anything
+// decodes a body; the workarounds that rewrite an answer come last, so
+// that they see the answer of the routes.
 func (c *Config) handlerChain() []Filter {
 	codecs := c.Codecs
 	return []Filter{
-		{"client-input", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
-			return workarounds.WithClientInputChecks(next, codecs)
+		{"namespace-path", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+			return workarounds.WithNamespaceCheck(next, codecs)
+		}},
+		{"watch-timeout", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+			return workarounds.WithWatchTimeoutCheck(next, codecs)
+		}},
+		{"unreadable-body", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+			return workarounds.WithUnreadableBodyAsBadRequest(next)
+		}},
+		{"protobuf-body", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+			return workarounds.WithProtobufBodyRecovery(next, codecs)
 		}},
 		{"nesting-limit", func(next http.Handler, c *genericapiserver.Config) http.Handler {
 			return guards.WithNestingLimit(next, codecs, nesting.Limit, c.MaxRequestBodyBytes)

@@ -11,9 +11,10 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 )
 
-// TestHandlerChainOrder: gcp's filters, outermost first, are the guards
-// before anything reads a body, then the workarounds that rewrite the
-// routes' answers; a change of order is a deliberate diff here.
+// TestHandlerChainOrder: gcp's filters, outermost first, are the
+// workarounds on the URL and the body's reading, the guards before
+// anything decodes a body, then the workarounds that rewrite the routes'
+// answers; a change of order is a deliberate diff here.
 func TestHandlerChainOrder(t *testing.T) {
 	t.Parallel()
 	c := &Config{Codecs: serializer.NewCodecFactory(runtime.NewScheme())}
@@ -21,7 +22,7 @@ func TestHandlerChainOrder(t *testing.T) {
 	for _, f := range c.handlerChain() {
 		names = append(names, f.Name)
 	}
-	want := []string{"client-input", "nesting-limit", "evaluation-budget", "patch-input-errors", "resource-version", "version"}
+	want := []string{"namespace-path", "watch-timeout", "unreadable-body", "protobuf-body", "nesting-limit", "evaluation-budget", "patch-input-errors", "resource-version", "version"}
 	if !slices.Equal(names, want) {
 		t.Errorf("handler chain %q, want %q", names, want)
 	}
