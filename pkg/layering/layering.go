@@ -110,6 +110,9 @@ type Layer struct {
 	// stack order. A stack without any authorizes "system:masters or
 	// nothing".
 	Authorizers []composition.AuthorizerFactory
+	// Filters join every API server's handler chain after gcp's own
+	// steps, nearest the routes, in stack order.
+	Filters []composition.Filter
 	// Controllers are the layer's controllers, run by `gcp controllers`
 	// and `gcp start`. Each brings its own service account and rules
 	// (Descriptor.ServiceAccount and Rules), which Compose adds to the
@@ -223,13 +226,14 @@ func (s Stack) Names() []string {
 // control plane is built from; the policy gets a role per service account
 // of the stack's controllers, with the union of the rules of the
 // controllers that share it. It fails on two layers with one name, two
-// layers serving one API group, two post-start hooks or two controllers
-// with one name.
+// layers serving one API group, two post-start hooks, two handler chain
+// filters or two controllers with one name.
 func (s Stack) Compose() (composition.Composition, error) {
 	c := composition.Composition{PostStartHooks: map[string]genericapiserver.PostStartHookFunc{}}
 	seenLayers := map[string]bool{}
 	seenGroups := map[string]string{}
 	seenControllers := map[string]string{}
+	seenFilters := map[string]string{}
 	for _, l := range s {
 		if seenLayers[l.Name] {
 			return composition.Composition{}, fmt.Errorf("layer %q appears twice", l.Name)
@@ -256,6 +260,13 @@ func (s Stack) Compose() (composition.Composition, error) {
 				return composition.Composition{}, fmt.Errorf("post-start hook %q is added twice (layer %q)", name, l.Name)
 			}
 			c.PostStartHooks[name] = hook
+		}
+		for _, f := range l.Filters {
+			if other, ok := seenFilters[f.Name]; ok {
+				return composition.Composition{}, fmt.Errorf("handler chain filter %q is in layers %q and %q", f.Name, other, l.Name)
+			}
+			seenFilters[f.Name] = l.Name
+			c.Filters = append(c.Filters, f)
 		}
 		for _, d := range l.Controllers {
 			if other, ok := seenControllers[d.Name]; ok {

@@ -10,8 +10,24 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 )
+
+// TestComposeFilters: the layers' handler chain filters, in stack order.
+func TestComposeFilters(t *testing.T) {
+	c, err := Stack{{Name: "a", Filters: []composition.Filter{{Name: "a1"}, {Name: "a2"}}}, {Name: "b"}, {Name: "c", Filters: []composition.Filter{{Name: "c1"}}}}.Compose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range c.Filters {
+		names = append(names, f.Name)
+	}
+	if got := strings.Join(names, ","); got != "a1,a2,c1" {
+		t.Errorf("filters %s, want a1,a2,c1", got)
+	}
+}
 
 func TestGenericComposes(t *testing.T) {
 	c, err := Generic().Compose()
@@ -34,6 +50,7 @@ func TestComposeRejectsDuplicates(t *testing.T) {
 		"layer":      {Stack{{Name: "a"}, {Name: "a"}}, `layer "a" appears twice`},
 		"group":      {Generic().With(Layer{Name: "mine", APIGroups: Generic()[0].APIGroups}), `API group "" is served by layers "core" and "mine"`},
 		"hook":       {Stack{{Name: "a", PostStartHooks: map[string]genericapiserver.PostStartHookFunc{"h": hook}}, {Name: "b", PostStartHooks: map[string]genericapiserver.PostStartHookFunc{"h": hook}}}, `post-start hook "h"`},
+		"filter":     {Stack{{Name: "a", Filters: []composition.Filter{{Name: "f"}}}, {Name: "b", Filters: []composition.Filter{{Name: "f"}}}}, `handler chain filter "f" is in layers "a" and "b"`},
 		"controller": {Generic().With(Layer{Name: "mine", Controllers: []controllers.Descriptor{ctrl}}), `controller "namespace-controller" is in layers "core" and "mine"`},
 	} {
 		if _, err := c.stack.Compose(); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -52,10 +52,10 @@ type Config struct {
 	// APIExtensions and Aggregator are nil when disabled.
 	APIExtensions *apiextensionsapiserver.Config
 	Aggregator    *aggregatorapiserver.Config
-	// Filters are gcp's steps of every server's handler chain, outermost
-	// first, inside k8s.io/apiserver's default chain (handlerChain lists
-	// them and says why in that order). A caller may add its own between
-	// NewConfig and CompletedConfig.New.
+	// Filters are the steps of every server's handler chain inside
+	// k8s.io/apiserver's default chain, outermost first: gcp's, then the
+	// composition's (handlerChain lists them and says why in that order).
+	// A caller may add its own between NewConfig and CompletedConfig.New.
 	Filters []Filter
 
 	// informerName is Informers' name in client-go's informer metrics

@@ -7,59 +7,53 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/guards"
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/workarounds"
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
 	"github.com/gcp-project/gcp/pkg/controlplane/nesting"
 )
 
-// Filter is one named step of the API server's handler chain.
-type Filter struct {
-	// Name says what the step does, for a reader and for a caller that
-	// inserts its own step next to one of gcp's.
-	Name string
-	// Wrap returns next behind the step. c is the configuration of the
-	// server whose chain is being built (one of the three of the delegation
-	// chain), whose limits a step may read.
-	Wrap func(next http.Handler, c *genericapiserver.Config) http.Handler
-}
+// Filter is one named step of the API server's handler chain: gcp's, a
+// layer's (composition.Filters), or one a caller adds to Config.Filters.
+type Filter = composition.Filter
 
-// handlerChain is gcp's part of the handler chain, outermost first: a
-// request meets these steps in this order, after k8s.io/apiserver's own
-// (DefaultBuildHandlerChain: panic recovery, authentication, audit,
-// authorization, API Priority and Fairness, timeouts...) and before the
-// server's routes. The workarounds that refuse a request by its URL or
-// guard its body's reading come first, then the guards, before anything
-// decodes a body; the workarounds that rewrite an answer come last, so
-// that they see the answer of the routes.
+// handlerChain is gcp's part of the handler chain, then the composition's
+// Filters, outermost first: a request meets these steps in this order,
+// after k8s.io/apiserver's own (DefaultBuildHandlerChain: panic recovery,
+// authentication, audit, authorization, API Priority and Fairness,
+// timeouts...) and before the server's routes. The workarounds that
+// refuse a request by its URL or guard its body's reading come first,
+// then the guards, before anything decodes a body; the workarounds that
+// rewrite an answer come last of gcp's, so that they see the routes'.
 func (c *Config) handlerChain() []Filter {
 	codecs := c.Codecs
-	return []Filter{
-		{"namespace-path", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+	return append([]Filter{
+		{Name: "namespace-path", Wrap: func(next http.Handler, _ *genericapiserver.Config) http.Handler {
 			return workarounds.WithNamespaceCheck(next, codecs)
 		}},
-		{"watch-timeout", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+		{Name: "watch-timeout", Wrap: func(next http.Handler, _ *genericapiserver.Config) http.Handler {
 			return workarounds.WithWatchTimeoutCheck(next, codecs)
 		}},
-		{"unreadable-body", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+		{Name: "unreadable-body", Wrap: func(next http.Handler, _ *genericapiserver.Config) http.Handler {
 			return workarounds.WithUnreadableBodyAsBadRequest(next)
 		}},
-		{"protobuf-body", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+		{Name: "protobuf-body", Wrap: func(next http.Handler, _ *genericapiserver.Config) http.Handler {
 			return workarounds.WithProtobufBodyRecovery(next, codecs)
 		}},
-		{"nesting-limit", func(next http.Handler, c *genericapiserver.Config) http.Handler {
+		{Name: "nesting-limit", Wrap: func(next http.Handler, c *genericapiserver.Config) http.Handler {
 			return guards.WithNestingLimit(next, codecs, nesting.Limit, c.MaxRequestBodyBytes)
 		}},
-		{"evaluation-budget", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+		{Name: "evaluation-budget", Wrap: func(next http.Handler, _ *genericapiserver.Config) http.Handler {
 			return guards.WithEvalBudget(next, codecs, guards.EvaluationBudget)
 		}},
-		{"patch-input-errors", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+		{Name: "patch-input-errors", Wrap: func(next http.Handler, _ *genericapiserver.Config) http.Handler {
 			return workarounds.WithPatchInputErrors(next, codecs)
 		}},
-		{"resource-version", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+		{Name: "resource-version", Wrap: func(next http.Handler, _ *genericapiserver.Config) http.Handler {
 			return workarounds.WithResourceVersionCheck(next, codecs)
 		}},
-		{"version", func(next http.Handler, _ *genericapiserver.Config) http.Handler {
+		{Name: "version", Wrap: func(next http.Handler, _ *genericapiserver.Config) http.Handler {
 			return workarounds.WithVersion(next)
 		}},
-	}
+	}, c.Composition.Filters...)
 }
 
 // buildHandlerChain is every server's BuildHandlerChainFunc: handler behind

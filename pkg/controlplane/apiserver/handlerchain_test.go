@@ -14,15 +14,16 @@ import (
 // TestHandlerChainOrder: gcp's filters, outermost first, are the
 // workarounds on the URL and the body's reading, the guards before
 // anything decodes a body, then the workarounds that rewrite the routes'
-// answers; a change of order is a deliberate diff here.
+// answers, then the layers'; a change of order is a deliberate diff here.
 func TestHandlerChainOrder(t *testing.T) {
 	t.Parallel()
 	c := &Config{Codecs: serializer.NewCodecFactory(runtime.NewScheme())}
+	c.Composition.Filters = []Filter{{Name: "layer-a"}, {Name: "layer-b"}}
 	var names []string
 	for _, f := range c.handlerChain() {
 		names = append(names, f.Name)
 	}
-	want := []string{"namespace-path", "watch-timeout", "unreadable-body", "protobuf-body", "nesting-limit", "evaluation-budget", "patch-input-errors", "resource-version", "version"}
+	want := []string{"namespace-path", "watch-timeout", "unreadable-body", "protobuf-body", "nesting-limit", "evaluation-budget", "patch-input-errors", "resource-version", "version", "layer-a", "layer-b"}
 	if !slices.Equal(names, want) {
 		t.Errorf("handler chain %q, want %q", names, want)
 	}

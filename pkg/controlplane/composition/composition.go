@@ -10,6 +10,8 @@
 package composition
 
 import (
+	"net/http"
+
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	clientgoinformers "k8s.io/client-go/informers"
@@ -46,6 +48,11 @@ type Composition struct {
 	// Authorizers follow system:masters in the authorizer chain, in order.
 	// None means "system:masters or nothing" (plus public health paths).
 	Authorizers []AuthorizerFactory
+	// Filters are the layers' steps of every API server's handler chain,
+	// in stack order, the first outermost. They come after gcp's own (the
+	// workarounds and guards of the API server's handlerChain), nearest
+	// the routes, so a request they see has passed gcp's guards.
+	Filters []Filter
 	// AdmissionPlugins are the admission plugins the composition makes
 	// work: gcp's whose APIs it serves (a webhook plugin without
 	// admissionregistration would wait forever for its configuration) and
@@ -60,6 +67,16 @@ type Composition struct {
 	// Controllers are the controllers `gcp controllers` and `gcp start`
 	// choose from with --controllers.
 	Controllers []controllers.Descriptor
+}
+
+// Filter is one named step of the API servers' handler chain.
+type Filter struct {
+	// Name says what the step does; it is unique in a composition.
+	Name string
+	// Wrap returns next behind the step. c is the configuration of the
+	// server whose chain is being built (one of the three of the
+	// delegation chain), whose limits a step may read.
+	Wrap func(next http.Handler, c *genericapiserver.Config) http.Handler
 }
 
 // AuthorizerFactory builds one authorizer of the chain once the server's
