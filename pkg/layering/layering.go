@@ -118,9 +118,11 @@ type Layer struct {
 	// (Descriptor.ServiceAccount and Rules), which Compose adds to the
 	// policy as ClusterRole and binding system:controller:<account>.
 	Controllers []controllers.Descriptor
-	// Policy is the other RBAC the layer brings (roles for its users, say),
-	// reconciled at every start with the bootstrap policy and the
-	// controllers' roles when the stack serves RBAC.
+	// Policy is the other RBAC the layer brings, reconciled at every start
+	// with the bootstrap policy and the controllers' roles when the stack
+	// serves RBAC: above all what admin, edit and view may do with its APIs
+	// (bootstrappolicy.UserRoles, which they aggregate), so that a group
+	// is its package plus one line in the stack, its RBAC included.
 	Policy bootstrappolicy.Policy
 	// AdmissionPlugins are the plugins the layer's APIs make work: gcp's
 	// by name (gcpadmission.Named), which run in gcp's order whichever
@@ -141,6 +143,7 @@ func Generic() Stack {
 			APIGroups:        []registry.APIGroup{core.APIGroup{}},
 			PostStartHooks:   map[string]genericapiserver.PostStartHookFunc{core.SystemNamespacesHookName: core.SystemNamespacesHook},
 			AdmissionPlugins: gcpadmission.Named(lifecycle.PluginName, resourcequotaadmission.PluginName),
+			Policy:           core.UserRoles(),
 			Controllers: []controllers.Descriptor{
 				namespace.Descriptor(),
 				garbagecollector.Descriptor(),
@@ -149,11 +152,11 @@ func Generic() Stack {
 				resourcequota.Descriptor(),
 			},
 		},
-		{Name: Events, APIGroups: []registry.APIGroup{events.APIGroup{}}},
+		{Name: Events, APIGroups: []registry.APIGroup{events.APIGroup{}}, Policy: events.UserRoles()},
 		RBACLayer(),
 		{Name: Authentication, APIGroups: []registry.APIGroup{authentication.APIGroup{}}},
-		{Name: Authorization, APIGroups: []registry.APIGroup{authorization.APIGroup{}}},
-		{Name: Coordination, APIGroups: []registry.APIGroup{coordination.APIGroup{}}},
+		{Name: Authorization, APIGroups: []registry.APIGroup{authorization.APIGroup{}}, Policy: authorization.UserRoles()},
+		{Name: Coordination, APIGroups: []registry.APIGroup{coordination.APIGroup{}}, Policy: coordination.UserRoles()},
 		{
 			Name:      AdmissionRegistration,
 			APIGroups: []registry.APIGroup{admissionregistration.APIGroup{}},
@@ -175,14 +178,15 @@ func Generic() Stack {
 	}
 }
 
-// RBACLayer is the RBAC layer: the rbac.authorization.k8s.io API, the RBAC
-// authorizer reading it from informer caches, and the bootstrap policy
-// (with every other layer's policy) reconciled at every start.
+// RBACLayer is the RBAC layer: the rbac.authorization.k8s.io API (with
+// admin's rules for roles and rolebindings), the RBAC authorizer reading it
+// from informer caches, and the bootstrap policy (with every other layer's
+// policy) reconciled at every start.
 func RBACLayer() Layer {
 	return Layer{
 		Name:        RBAC,
 		APIGroups:   []registry.APIGroup{rbac.APIGroup{}},
-		Policy:      bootstrappolicy.Default(),
+		Policy:      bootstrappolicy.Default().Merge(rbac.UserRoles()),
 		Controllers: []controllers.Descriptor{clusterroleaggregation.Descriptor()},
 		Authorizers: []composition.AuthorizerFactory{func(informers clientgoinformers.SharedInformerFactory) (authz.Named, error) {
 			a, err := authrbac.NewFromInformers(informers.Rbac().V1())

@@ -412,7 +412,13 @@ func TestBootstrapPolicy(t *testing.T) {
 	if err := rbac.ClusterRoleBindings().Delete(ctx, "system:discovery", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := bootstrappolicy.Reconcile(ctx, s.Client, bootstrappolicy.Default()); err != nil {
+	// The generic stack's policy: the bootstrap policy and the layers' own
+	// roles, view's rules among them.
+	comp, err := layering.Generic().Compose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bootstrappolicy.Reconcile(ctx, s.Client, comp.Policy); err != nil {
 		t.Fatal(err)
 	}
 	edit, _ = rbac.ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})

@@ -35,7 +35,9 @@ type Context struct {
 	// native group, custom resources). The manager starts it with the
 	// typed and metadata factories, after every constructor has run; a
 	// controller's client of its own identity comes from
-	// dynamic.NewForConfig(c.ClientBuilder.ConfigOrDie(name)).
+	// c.ClientBuilder.Config(name) and dynamic.NewForConfig, each of which
+	// returns its error (never the builder's *OrDie methods, which
+	// k8s.io/controller-manager's interface has to exit the process).
 	DynamicInformerFactory dynamicinformer.DynamicSharedInformerFactory
 	// ResourceInformers gives controllers that watch every resource one
 	// informer per resource between them, stopped when no one holds it.

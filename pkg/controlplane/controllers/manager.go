@@ -268,14 +268,24 @@ func runControllers(ctx context.Context, c *Config, root kubernetes.Interface, h
 		min := c.Generic.MinResyncPeriod.Duration
 		return min + time.Duration(rand.Float64()*float64(min))
 	}
-	sharedClient := kubernetes.NewForConfigOrDie(c.Kubeconfig)
+	sharedClient, err := kubernetes.NewForConfig(c.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("informers' client: %w", err)
+	}
+	metadataClient, err := metadata.NewForConfig(c.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("metadata informers' client: %w", err)
+	}
+	dynamicClient, err := dynamic.NewForConfig(c.Kubeconfig)
+	if err != nil {
+		return fmt.Errorf("dynamic informers' client: %w", err)
+	}
 	informerName := namedInformers(ctx, InformerName)
 	defer informerName.Release()
 	shared := informers.NewSharedInformerFactoryWithOptions(sharedClient, resync(), informers.WithTransform(TrimManagedFields),
 		informers.WithInformerName(informerName))
-	metadataClient := metadata.NewForConfigOrDie(c.Kubeconfig)
 	meta := metadatainformer.NewSharedInformerFactoryWithOptions(metadataClient, resync(), metadatainformer.WithTransform(TrimManagedFields))
-	dyn := dynamicinformer.NewDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(c.Kubeconfig), resync())
+	dyn := dynamicinformer.NewDynamicSharedInformerFactory(dynamicClient, resync())
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(root.Discovery()))
 	go wait.Until(mapper.Reset, 30*time.Second, ctx.Done())
 

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -38,10 +39,14 @@ func (b patientBuilder) Config(name string) (*rest.Config, error) {
 	return cfg, err
 }
 
+// ConfigOrDie is Config for callers of k8s.io/controller-manager's
+// interface that expect no error. It does not exit the process (a library
+// must not: `gcp start` runs etcd in it): on a failure it logs the error
+// and returns a config whose every request fails with it (failedConfig).
 func (b patientBuilder) ConfigOrDie(name string) *rest.Config {
 	cfg, err := b.Config(name)
 	if err != nil {
-		klog.Fatal(err)
+		return b.failedConfig(name, err)
 	}
 	return cfg
 }
@@ -55,10 +60,11 @@ func (b patientBuilder) Client(name string) (kubernetes.Interface, error) {
 	return client, err
 }
 
+// ClientOrDie is Client without an error, as ConfigOrDie is Config.
 func (b patientBuilder) ClientOrDie(name string) kubernetes.Interface {
 	client, err := b.Client(name)
 	if err != nil {
-		klog.Fatal(err)
+		return kubernetes.NewForConfigOrDie(b.failedConfig(name, err))
 	}
 	return client
 }
@@ -72,13 +78,32 @@ func (b patientBuilder) DiscoveryClient(name string) (discovery.DiscoveryInterfa
 	return client, err
 }
 
+// DiscoveryClientOrDie is DiscoveryClient without an error, as
+// ConfigOrDie is Config.
 func (b patientBuilder) DiscoveryClientOrDie(name string) discovery.DiscoveryInterface {
 	client, err := b.DiscoveryClient(name)
 	if err != nil {
-		klog.Fatal(err)
+		return discovery.NewDiscoveryClientForConfigOrDie(b.failedConfig(name, err))
 	}
 	return client
 }
+
+// failedConfig logs err and returns a client configuration whose every
+// request fails with it, without dialing: what the *OrDie methods give a
+// controller instead of ending the process. (The clients built from it
+// cannot fail: it has no TLS files to read and a valid host.)
+func (b patientBuilder) failedConfig(name string, err error) *rest.Config {
+	klog.FromContext(b.ctx).Error(err, "Building a controller's client failed; its requests will fail", "controller", name)
+	return &rest.Config{
+		Host:          "https://client-build-failed.invalid",
+		WrapTransport: func(http.RoundTripper) http.RoundTripper { return failingTransport{err} },
+	}
+}
+
+// failingTransport fails every request with err.
+type failingTransport struct{ err error }
+
+func (t failingTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, t.err }
 
 // retry calls try until it succeeds, fails for good, or ctx is done.
 func (b patientBuilder) retry(name string, try func() error) error {

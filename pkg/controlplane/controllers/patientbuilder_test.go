@@ -7,7 +7,9 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/controller-manager/pkg/clientbuilder"
 )
@@ -49,5 +51,22 @@ func TestPatientBuilder(t *testing.T) {
 	inner = &failingBuilder{SimpleControllerClientBuilder: base, err: unavailable, fails: 1 << 30}
 	if _, err := (patientBuilder{ControllerClientBuilder: inner, ctx: ctx}).Config("c"); !apierrors.IsServiceUnavailable(err) {
 		t.Errorf("503 until stopped: %v, want the last failure", err)
+	}
+}
+
+// The *OrDie methods k8s.io/controller-manager's interface has do not end
+// the process on a failure: the config they give fails every request with it.
+func TestPatientBuilderOrDieDoesNotExit(t *testing.T) {
+	t.Parallel()
+	base := clientbuilder.SimpleControllerClientBuilder{ClientConfig: &rest.Config{Host: "https://127.0.0.1:1"}}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "serviceaccounts"}, "x", errors.New("no"))
+	inner := &failingBuilder{SimpleControllerClientBuilder: base, err: forbidden, fails: 1}
+	cfg := (patientBuilder{ControllerClientBuilder: inner, ctx: context.Background()}).ConfigOrDie("c")
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Namespaces().Get(context.Background(), "default", metav1.GetOptions{}); !errors.Is(err, forbidden) {
+		t.Errorf("request through the failed config: %v, want the build's error", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apiserver/pkg/quota/v1/generic"
 )
 
-// LegacyObjectCounts are the core resources that quotas also count under
+// legacyObjectCounts are the core resources that quotas also count under
 // their plain name, as upstream has since before count/<resource>.
 var legacyObjectCounts = map[schema.GroupVersionResource]corev1.ResourceName{
 	corev1.SchemeGroupVersion.WithResource("configmaps"):     corev1.ResourceConfigMaps,

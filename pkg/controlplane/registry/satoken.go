@@ -8,7 +8,7 @@ import (
 )
 
 // ServiceAccountTokenIssuer issues bound service account tokens
-// (serviceaccounts/token). pkg/controlplane/auth/serviceaccount implements it.
+// (serviceaccounts/token). pkg/controlplane/auth/satoken implements it.
 type ServiceAccountTokenIssuer interface {
 	// IssueToken fills req.Status with a token for sa, for the audiences
 	// and expiration of req.Spec (already validated and defaulted), bound to

@@ -12,11 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/spf13/pflag"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,7 +25,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/keyutil"
-	cliflag "k8s.io/component-base/cli/flag"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -106,112 +103,6 @@ func parseCert(t *testing.T, p []byte) *x509.Certificate {
 		t.Fatal(err)
 	}
 	return cert
-}
-
-var clientUsages = []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth}
-
-func TestSign(t *testing.T) {
-	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	ca := newTestCA(t, now.Add(-time.Hour), now.Add(10*365*24*time.Hour))
-	authority, err := ParseAuthority(ca.certPEM, ca.keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	subject := pkix.Name{CommonName: "alice", Organization: []string{"dev", "ops"}}
-	req := parseRequest(t, newRequest(t, subject))
-
-	for _, tc := range []struct {
-		name         string
-		ttl          time.Duration
-		wantNotAfter time.Time
-	}{
-		{"long lived certificates end Backdate early", 24 * time.Hour, now.Add(24*time.Hour - Backdate)},
-		{"short lived certificates are not cut", time.Hour, now.Add(time.Hour)},
-		{"never beyond the CA", 20 * 365 * 24 * time.Hour, ca.cert.NotAfter},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := authority.Sign(req, clientUsages, tc.ttl, now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cert := parseCert(t, p)
-			if cert.Subject.CommonName != "alice" || !slices.Equal(cert.Subject.Organization, []string{"dev", "ops"}) {
-				t.Errorf("subject %v, want CN alice O dev,ops", cert.Subject)
-			}
-			if !cert.NotBefore.Equal(now.Add(-Backdate)) {
-				t.Errorf("NotBefore %v, want %v", cert.NotBefore, now.Add(-Backdate))
-			}
-			if !cert.NotAfter.Equal(tc.wantNotAfter) {
-				t.Errorf("NotAfter %v, want %v", cert.NotAfter, tc.wantNotAfter)
-			}
-			if !slices.Equal(cert.ExtKeyUsage, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}) {
-				t.Errorf("ExtKeyUsage %v, want client auth only", cert.ExtKeyUsage)
-			}
-			if cert.KeyUsage != x509.KeyUsageDigitalSignature|x509.KeyUsageKeyEncipherment {
-				t.Errorf("KeyUsage %v, want digital signature and key encipherment", cert.KeyUsage)
-			}
-			if cert.IsCA {
-				t.Error("issued a CA certificate")
-			}
-			pool := x509.NewCertPool()
-			pool.AddCert(ca.cert)
-			if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
-				t.Errorf("does not verify as a client certificate of the CA: %v", err)
-			}
-		})
-	}
-
-	t.Run("SANs are carried over, as upstream", func(t *testing.T) {
-		p, err := authority.Sign(parseRequest(t, newRequest(t, subject, "alice.example.com")), clientUsages, time.Hour, now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := parseCert(t, p).DNSNames; !slices.Equal(got, []string{"alice.example.com"}) {
-			t.Errorf("DNS names %v", got)
-		}
-	})
-	t.Run("an expired CA signs nothing", func(t *testing.T) {
-		for after, want := range map[time.Duration]string{
-			time.Minute:      "refusing to sign a certificate that expired in the past",
-			10 * time.Minute: "the signer has expired",
-		} {
-			_, err := authority.Sign(req, clientUsages, time.Hour, ca.cert.NotAfter.Add(after))
-			if err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("%v after the CA's end: got %v, want %s", after, err, want)
-			}
-		}
-	})
-	t.Run("a forged request is refused", func(t *testing.T) {
-		forged := *req
-		forged.Signature = slices.Clone(req.Signature)
-		forged.Signature[len(forged.Signature)-1] ^= 0xff
-		if _, err := authority.Sign(&forged, clientUsages, time.Hour, now); err == nil {
-			t.Error("signed a request with a bad signature")
-		}
-	})
-	t.Run("unknown usages are refused", func(t *testing.T) {
-		if _, err := authority.Sign(req, []certificatesv1.KeyUsage{"teleport"}, time.Hour, now); err == nil {
-			t.Error("signed with an unknown usage")
-		}
-	})
-}
-
-func TestDuration(t *testing.T) {
-	max := 24 * time.Hour
-	for _, tc := range []struct {
-		seconds *int32
-		want    time.Duration
-	}{
-		{nil, max},
-		{ptr.To[int32](3600), time.Hour},
-		{ptr.To[int32](7 * 24 * 3600), max},
-		{ptr.To[int32](60), MinDuration},
-		{ptr.To[int32](600), 10 * time.Minute},
-	} {
-		if got := Duration(tc.seconds, max); got != tc.want {
-			t.Errorf("Duration(%v, %v) = %v, want %v", ptr.Deref(tc.seconds, -1), max, got, tc.want)
-		}
-	}
 }
 
 func TestValidateKubeAPIServerClientUsages(t *testing.T) {
@@ -510,83 +401,5 @@ func TestCAFilesReload(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal("the signer still signs with the replaced CA")
-	}
-}
-
-// TestFlags: kube-controller-manager's --cluster-signing-* flags, their
-// rules, and which CA the signer gets from them.
-func TestFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args               []string
-		wantErr            string
-		wantCert, wantKey  string
-		wantDurationInFlag time.Duration
-	}{
-		{args: nil, wantDurationInFlag: 365 * 24 * time.Hour},
-		{args: []string{"--cluster-signing-cert-file=c", "--cluster-signing-key-file=k", "--cluster-signing-duration=1h"},
-			wantCert: "c", wantKey: "k", wantDurationInFlag: time.Hour},
-		{args: []string{"--cluster-signing-kube-apiserver-client-cert-file=c2", "--cluster-signing-kube-apiserver-client-key-file=k2"},
-			wantCert: "c2", wantKey: "k2", wantDurationInFlag: 365 * 24 * time.Hour},
-		{args: []string{"--cluster-signing-cert-file=c"}, wantErr: `"cluster-signing": cannot specify cert without key`},
-		{args: []string{"--cluster-signing-kube-apiserver-client-key-file=k"}, wantErr: `"cluster-signing-kube-apiserver-client": cannot specify key without cert`},
-		{args: []string{"--cluster-signing-cert-file=c", "--cluster-signing-key-file=k", "--cluster-signing-kube-apiserver-client-cert-file=c2", "--cluster-signing-kube-apiserver-client-key-file=k2"},
-			wantErr: "cannot specify --cluster-signing-{cert,key}-file and other --cluster-signing-*-file flags at the same time"},
-		{args: []string{"--cluster-signing-duration=0s"}, wantErr: "--cluster-signing-duration must be positive, got 0s"},
-	} {
-		o := NewOptions()
-		fss := cliflag.NamedFlagSets{}
-		o.AddFlags(&fss)
-		if err := fss.FlagSet("csrsigning controller").Parse(tc.args); err != nil {
-			t.Fatal(err)
-		}
-		errs := o.Validate()
-		if tc.wantErr != "" {
-			if len(errs) != 1 || errs[0].Error() != tc.wantErr {
-				t.Errorf("%v: errors %v, want %q", tc.args, errs, tc.wantErr)
-			}
-			continue
-		}
-		if len(errs) > 0 {
-			t.Errorf("%v: %v", tc.args, errs)
-		}
-		cert, key := o.KubeAPIServerClientFiles()
-		if cert != tc.wantCert || key != tc.wantKey || o.Duration != tc.wantDurationInFlag {
-			t.Errorf("%v: CA %q %q, duration %v", tc.args, cert, key, o.Duration)
-		}
-	}
-}
-
-// TestFlagsReachTheController: `gcp controllers --cluster-signing-*`
-// arrive in the Config as the signer's own options, which the manager puts
-// in the signer's Context only.
-func TestFlagsReachTheController(t *testing.T) {
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u}}]
-current-context: c
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	o := controllers.NewOptions([]controllers.Descriptor{Descriptor()})
-	fss := cliflag.NamedFlagSets{}
-	o.AddFlags(&fss)
-	fs := pflag.NewFlagSet("gcp controllers", pflag.ContinueOnError)
-	for _, f := range fss.FlagSets {
-		fs.AddFlagSet(f)
-	}
-	if err := fs.Parse([]string{"--kubeconfig", kubeconfig, "--secure-port=0",
-		"--cluster-signing-cert-file=/ca.crt", "--cluster-signing-key-file=/ca.key", "--cluster-signing-duration=720h"}); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := o.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Options{ClusterSigningCertFile: "/ca.crt", ClusterSigningKeyFile: "/ca.key", Duration: 720 * time.Hour}
-	if got, ok := cfg.ControllerOptions[Name].(*Options); !ok || *got != want {
-		t.Errorf("config has %#v, want %+v", cfg.ControllerOptions[Name], want)
 	}
 }

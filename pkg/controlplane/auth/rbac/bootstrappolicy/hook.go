@@ -75,7 +75,12 @@ func reconcileUntil(ctx context.Context, client kubernetes.Interface, policy Pol
 // passWorkers objects at once: each object is independent of the others,
 // and a start waits for the pass (/readyz), which one request after
 // another, two per object, made the last thing a start waited for.
+//
+// The aggregating roles (admin, edit, view) are written with the rules of
+// the roles they aggregate (Policy.Aggregated), so a policy composed of
+// several layers' UserRoles grants them complete.
 func Reconcile(ctx context.Context, client kubernetes.Interface, policy Policy) error {
+	policy = policy.Aggregated()
 	p := &pass{ctx: ctx}
 	rbac := client.RbacV1()
 	namespaces := client.CoreV1().Namespaces()

@@ -22,7 +22,7 @@ import (
 func reconciled(t *testing.T) *fake.Clientset {
 	t.Helper()
 	client := fake.NewClientset()
-	if err := Reconcile(context.Background(), client, Default()); err != nil {
+	if err := Reconcile(context.Background(), client, testPolicy()); err != nil {
 		t.Fatalf("first pass: %v", err)
 	}
 	return client
@@ -43,7 +43,7 @@ func TestReconcileCreatesEverything(t *testing.T) {
 	client := reconciled(t)
 	ctx := context.Background()
 	rbac := client.RbacV1()
-	for _, want := range ClusterRoles() {
+	for _, want := range testPolicy().Aggregated().ClusterRoles {
 		got, err := rbac.ClusterRoles().Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
 			t.Errorf("clusterrole %s: %v", want.Name, err)
@@ -86,15 +86,15 @@ func TestReconcileCreatesEverything(t *testing.T) {
 		t.Errorf("kube-system: %v", err)
 	}
 	list, _ := rbac.ClusterRoles().List(ctx, metav1.ListOptions{})
-	if len(list.Items) != len(ClusterRoles()) {
-		t.Errorf("%d clusterroles, want %d", len(list.Items), len(ClusterRoles()))
+	if want := len(testPolicy().ClusterRoles); len(list.Items) != want {
+		t.Errorf("%d clusterroles, want %d", len(list.Items), want)
 	}
 }
 
 func TestReconcileIsIdempotent(t *testing.T) {
 	client := reconciled(t)
 	client.ClearActions()
-	if err := Reconcile(context.Background(), client, Default()); err != nil {
+	if err := Reconcile(context.Background(), client, testPolicy()); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(client); len(w) != 0 {
@@ -142,7 +142,7 @@ func TestReconcileKeepsUserAdditionsAndRestoresRemovals(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if err := Reconcile(ctx, client, Default()); err != nil {
+	if err := Reconcile(ctx, client, testPolicy()); err != nil {
 		t.Fatal(err)
 	}
 	edit, _ = rbac.ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})
@@ -205,7 +205,7 @@ func TestReconcileLeavesAutoupdateFalseAlone(t *testing.T) {
 	}
 
 	client.ClearActions()
-	if err := Reconcile(ctx, client, Default()); err != nil {
+	if err := Reconcile(ctx, client, testPolicy()); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(client); len(w) != 0 {
@@ -242,7 +242,7 @@ func TestReconcileRetriesConflicts(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	if err := Reconcile(ctx, client, Default()); err != nil {
+	if err := Reconcile(ctx, client, testPolicy()); err != nil {
 		t.Fatal(err)
 	}
 	if conflicts.Load() < 3 {
@@ -266,7 +266,7 @@ func TestReconcileUntil(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	if err := reconcileUntil(context.Background(), client, Default(), 10*time.Millisecond, 5*time.Second); err != nil {
+	if err := reconcileUntil(context.Background(), client, testPolicy(), 10*time.Millisecond, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for ns, roles := range NamespaceRoles() {
@@ -281,14 +281,14 @@ func TestReconcileUntil(t *testing.T) {
 	broken.PrependReactor("*", "clusterroles", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewInternalError(errors.New("etcd down"))
 	})
-	err := reconcileUntil(context.Background(), broken, Default(), 10*time.Millisecond, 100*time.Millisecond)
+	err := reconcileUntil(context.Background(), broken, testPolicy(), 10*time.Millisecond, 100*time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "etcd down") {
 		t.Errorf("reconcileUntil with a broken server: %v", err)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Reconcile(ctx, fake.NewClientset(), Default()); err == nil {
+	if err := Reconcile(ctx, fake.NewClientset(), testPolicy()); err == nil {
 		t.Error("Reconcile with a cancelled context succeeded")
 	}
 }
@@ -298,7 +298,7 @@ func TestReconcileUntil(t *testing.T) {
 // fine: no GET before each create on a new cluster, none at all on a
 // restart.
 func TestReconcileRequests(t *testing.T) {
-	policy := Default()
+	policy := testPolicy()
 	objects := len(policy.ClusterRoles) + len(policy.ClusterRoleBindings)
 	lists := 2
 	for _, roles := range policy.Roles {
@@ -349,7 +349,7 @@ func TestReconcileObjectsWithoutTheLabel(t *testing.T) {
 	if _, err := rbac.ClusterRoles().Update(ctx, view, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Reconcile(ctx, client, Default()); err != nil {
+	if err := Reconcile(ctx, client, testPolicy()); err != nil {
 		t.Fatal(err)
 	}
 	view, _ = rbac.ClusterRoles().Get(ctx, "view", metav1.GetOptions{})

@@ -1,8 +1,10 @@
 // Package bootstrappolicy holds gcp's default RBAC policy (the roles and
 // bindings kube-apiserver ships, for the resources gcp serves, plus the
 // controller manager's own; each controller's role is built from its
-// descriptor with ControllerPolicy) and the post-start hook that
-// reconciles it at every start without removing what users added.
+// descriptor with ControllerPolicy, and what admin, edit and view may do
+// with a group comes from the group's layer with UserRoles) and the
+// post-start hook that reconciles it at every start without removing what
+// users added.
 //
 // Every function returns freshly built objects; callers may modify them.
 package bootstrappolicy
@@ -13,7 +15,6 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 )
@@ -58,10 +59,16 @@ const (
 	admissionRegistrationGroup = "admissionregistration.k8s.io"
 )
 
-// Verb sets, as upstream names them.
-func read() []string      { return []string{"get", "list", "watch"} }
-func write() []string     { return []string{"create", "update", "patch", "delete", "deletecollection"} }
-func readWrite() []string { return append(read(), write()...) }
+// ReadVerbs are the verbs that read (upstream's "Read" set).
+func ReadVerbs() []string { return []string{"get", "list", "watch"} }
+
+// WriteVerbs are the verbs that write (upstream's "Write" set).
+func WriteVerbs() []string {
+	return []string{"create", "update", "patch", "delete", "deletecollection"}
+}
+
+// ReadWriteVerbs are ReadVerbs and WriteVerbs.
+func ReadWriteVerbs() []string { return append(ReadVerbs(), WriteVerbs()...) }
 
 // RuleBuilder builds one PolicyRule, as upstream's rbac helpers do:
 // NewRule("get", "list").Groups("").Resources("configmaps").Rule().
@@ -146,39 +153,6 @@ func serviceAccountSubject(namespace, name string) rbacv1.Subject {
 	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}
 }
 
-// viewRules: read access to the non-escalating namespaced resources gcp
-// serves (upstream's list minus pods, workloads, services and the like).
-func viewRules() []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{
-		verbs(read()...).Groups(legacyGroup).Resources("serviceaccounts", "configmaps").Rule(),
-		verbs(read()...).Groups(legacyGroup).Resources("resourcequotas", "resourcequotas/status", "namespaces/status").Rule(),
-		// Reading namespaces at namespace scope means reading *this* one.
-		verbs(read()...).Groups(legacyGroup).Resources("namespaces").Rule(),
-		verbs(read()...).Groups(legacyGroup, eventsGroup).Resources("events").Rule(),
-	}
-}
-
-// editRules: everything a user does in a namespace short of granting
-// permissions; includes the escalating reads (secrets) view leaves out.
-func editRules() []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{
-		verbs(read()...).Groups(legacyGroup).Resources("secrets").Rule(),
-		verbs("impersonate").Groups(legacyGroup).Resources("serviceaccounts").Rule(),
-		verbs(write()...).Groups(legacyGroup).Resources("serviceaccounts", "configmaps", "secrets").Rule(),
-		verbs("create").Groups(legacyGroup).Resources("serviceaccounts/token").Rule(),
-		verbs(write()...).Groups(legacyGroup, eventsGroup).Resources("events").Rule(),
-		verbs(readWrite()...).Groups(coordinationGroup).Resources("leases").Rule(),
-	}
-}
-
-// adminRules: edit plus granting permissions within the namespace.
-func adminRules() []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{
-		verbs("create").Groups(authorizationGroup).Resources("localsubjectaccessreviews").Rule(),
-		verbs(readWrite()...).Groups(rbacGroup).Resources("roles", "rolebindings").Rule(),
-	}
-}
-
 func monitoringURLs() []string {
 	return []string{
 		"/metrics", "/metrics/slis",
@@ -191,9 +165,10 @@ func monitoringURLs() []string {
 }
 
 // ClusterRoles returns the default ClusterRoles. admin, edit and view carry
-// upstream's aggregation rules and also, until the clusterrole aggregation
-// controller maintains them, the union of the rules of the bootstrap roles
-// their selectors match.
+// upstream's aggregation rules and no rules of their own: each layer brings
+// the roles they aggregate for its APIs (UserRoles), and Reconcile fills
+// them in (Policy.Aggregated) until the clusterrole aggregation controller
+// maintains them.
 func ClusterRoles() []rbacv1.ClusterRole {
 	roles := []rbacv1.ClusterRole{
 		// Can do anything.
@@ -217,14 +192,11 @@ func ClusterRoles() []rbacv1.ClusterRole {
 		clusterRole("system:certificates.k8s.io:kube-apiserver-client-approver", nil,
 			verbs("approve").Groups(certificatesGroup).Resources("signers").Names(certificatesv1.KubeAPIServerClientSignerName).Rule()),
 		clusterRole("system:cluster-trust-bundle-discovery", nil,
-			verbs(read()...).Groups(certificatesGroup).Resources("clustertrustbundles").Rule()),
+			verbs(ReadVerbs()...).Groups(certificatesGroup).Resources("clustertrustbundles").Rule()),
 
 		aggregated("admin", nil, AggregateToAdmin),
 		aggregated("edit", labelled(AggregateToAdmin), AggregateToEdit),
 		aggregated("view", labelled(AggregateToEdit), AggregateToView),
-		clusterRole("system:aggregate-to-admin", labelled(AggregateToAdmin), adminRules()...),
-		clusterRole("system:aggregate-to-edit", labelled(AggregateToEdit), editRules()...),
-		clusterRole("system:aggregate-to-view", labelled(AggregateToView), viewRules()...),
 
 		// For servers delegating authentication and authorization to gcp.
 		clusterRole("system:auth-delegator", nil,
@@ -238,50 +210,7 @@ func ClusterRoles() []rbacv1.ClusterRole {
 
 		controllerManagerRole(),
 	}
-	fillAggregated(roles)
 	return roles
-}
-
-// fillAggregated sets the rules of every aggregated role to the union of
-// the rules of the other roles its selectors match, as the aggregation
-// controller would. It repeats until nothing changes so that nested
-// aggregation (view into edit into admin) settles whatever the order.
-func fillAggregated(roles []rbacv1.ClusterRole) {
-	for changed := true; changed; {
-		changed = false
-		for i := range roles {
-			target := &roles[i]
-			if target.AggregationRule == nil {
-				continue
-			}
-			var rules []rbacv1.PolicyRule
-			for _, sel := range target.AggregationRule.ClusterRoleSelectors {
-				s, err := metav1.LabelSelectorAsSelector(&sel)
-				if err != nil {
-					panic(err) // static policy data is broken
-				}
-				for j, r := range roles {
-					if j == i || !s.Matches(labels.Set(r.Labels)) {
-						continue
-					}
-					for _, rule := range r.Rules {
-						if !slices.ContainsFunc(rules, func(have rbacv1.PolicyRule) bool { return equalRules(have, rule) }) {
-							rules = append(rules, *rule.DeepCopy())
-						}
-					}
-				}
-			}
-			if !slices.EqualFunc(rules, target.Rules, equalRules) {
-				target.Rules = rules
-				changed = true
-			}
-		}
-	}
-}
-
-func equalRules(a, b rbacv1.PolicyRule) bool {
-	return slices.Equal(a.Verbs, b.Verbs) && slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) &&
-		slices.Equal(a.ResourceNames, b.ResourceNames) && slices.Equal(a.NonResourceURLs, b.NonResourceURLs)
 }
 
 // ClusterRoleBindings returns the default ClusterRoleBindings; each is
@@ -313,7 +242,7 @@ func NamespaceRoles() map[string][]rbacv1.Role {
 		// Lets servers find the client CA and request-header settings to
 		// authenticate their own clients with.
 		role(extensionAuthenticationRead,
-			verbs(read()...).Groups(legacyGroup).Resources("configmaps").Names(extensionAuthenticationCMName).Rule()),
+			verbs(ReadVerbs()...).Groups(legacyGroup).Resources("configmaps").Names(extensionAuthenticationCMName).Rule()),
 		// Leader election of the controller managers on any Lease in
 		// kube-system (--leader-elect-resource-name may name another).
 		role(leaderLockingRole,

@@ -181,46 +181,60 @@ func TestTokenRequestREST(t *testing.T) {
 			ctx := genericapirequest.WithNamespace(context.Background(), "ns")
 			out, err := r.Create(ctx, tc.sa, &authenticationv1.TokenRequest{Spec: tc.spec}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 			if tc.wantCode != 0 {
-				status, ok := err.(apierrors.APIStatus)
-				if !ok {
-					t.Fatalf("err = %v (%T), want an API status %d", err, err, tc.wantCode)
-				}
-				if code := status.Status().Code; code != tc.wantCode {
-					t.Fatalf("code %d (%v), want %d", code, err, tc.wantCode)
-				}
-				if tc.wantField != "" {
-					var fields []string
-					if d := status.Status().Details; d != nil {
-						for _, c := range d.Causes {
-							fields = append(fields, c.Field)
-						}
-					}
-					if !strings.Contains(strings.Join(fields, ","), tc.wantField) {
-						t.Fatalf("causes name %q, want %q", fields, tc.wantField)
-					}
-				}
-				if issuer.sa != nil {
-					t.Fatal("a rejected request reached the issuer")
-				}
+				checkRejected(t, err, issuer, tc.wantCode, tc.wantField)
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr := out.(*authenticationv1.TokenRequest)
-			if tr.Status.Token != "token-for-robot" || tr.Status.ExpirationTimestamp.IsZero() {
-				t.Fatalf("status %+v", tr.Status)
-			}
-			if issuer.sa == nil || issuer.sa.UID != "sa-uid" {
-				t.Fatalf("issued for %+v", issuer.sa)
-			}
-			if (issuer.bound != nil) != tc.wantSecret || (tc.wantSecret && issuer.bound.UID != "secret-uid") {
-				t.Fatalf("bound %+v, want a secret: %v", issuer.bound, tc.wantSecret)
-			}
-			if got, want := issuer.spec, *tc.wantSpec; !equalSpec(got, want) {
-				t.Fatalf("issued spec %+v, want %+v", got, want)
-			}
+			checkIssued(t, out, issuer, tc.wantSecret, *tc.wantSpec)
 		})
+	}
+}
+
+// checkRejected checks that a TokenRequest was refused with wantCode, a
+// 422 naming wantField (when set), before it reached the issuer.
+func checkRejected(t *testing.T, err error, issuer *recordingIssuer, wantCode int32, wantField string) {
+	t.Helper()
+	status, ok := err.(apierrors.APIStatus)
+	if !ok {
+		t.Fatalf("err = %v (%T), want an API status %d", err, err, wantCode)
+	}
+	if code := status.Status().Code; code != wantCode {
+		t.Fatalf("code %d (%v), want %d", code, err, wantCode)
+	}
+	if wantField != "" {
+		var fields []string
+		if d := status.Status().Details; d != nil {
+			for _, c := range d.Causes {
+				fields = append(fields, c.Field)
+			}
+		}
+		if !strings.Contains(strings.Join(fields, ","), wantField) {
+			t.Fatalf("causes name %q, want %q", fields, wantField)
+		}
+	}
+	if issuer.sa != nil {
+		t.Fatal("a rejected request reached the issuer")
+	}
+}
+
+// checkIssued checks that a TokenRequest got robot's token, issued for
+// wantSpec and bound to the secret when wantSecret.
+func checkIssued(t *testing.T, out runtime.Object, issuer *recordingIssuer, wantSecret bool, wantSpec authenticationv1.TokenRequestSpec) {
+	t.Helper()
+	tr := out.(*authenticationv1.TokenRequest)
+	if tr.Status.Token != "token-for-robot" || tr.Status.ExpirationTimestamp.IsZero() {
+		t.Fatalf("status %+v", tr.Status)
+	}
+	if issuer.sa == nil || issuer.sa.UID != "sa-uid" {
+		t.Fatalf("issued for %+v", issuer.sa)
+	}
+	if (issuer.bound != nil) != wantSecret || (wantSecret && issuer.bound.UID != "secret-uid") {
+		t.Fatalf("bound %+v, want a secret: %v", issuer.bound, wantSecret)
+	}
+	if got := issuer.spec; !equalSpec(got, wantSpec) {
+		t.Fatalf("issued spec %+v, want %+v", got, wantSpec)
 	}
 }
 
