@@ -23,13 +23,8 @@ import (
 )
 
 // NewOptions returns the defaults of `apiserver` for the composition's
-// APIs: the API server's own, with the composition's admission plugins.
-func NewOptions(comp composition.Composition) *options.Options {
-	o := options.NewOptions()
-	// The stack's own admission plugins are flags' values too.
-	o.AddAdmissionPlugins(comp.AdmissionPlugins)
-	return o
-}
+// APIs: apiserver.NewOptions, the library's.
+func NewOptions(comp composition.Composition) *options.Options { return apiserver.NewOptions(comp) }
 
 // NewCommand returns `apiserver` serving the APIs of stack; it serves until
 // ctx is done. name is the product's, as main's root command is called.

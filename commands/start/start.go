@@ -14,11 +14,11 @@ import (
 	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 
-	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
-	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/controlplane/version"
@@ -79,7 +79,7 @@ func AddFlags(o *allinone.Options, name string, comp composition.Composition, fs
 		})
 	}
 	etcdFlags := cliflag.NamedFlagSets{}
-	etcdcmd.AddConfigFlags(o.Etcd, &etcdFlags)
+	etcd.AddConfigFlags(o.Etcd, &etcdFlags)
 	for _, name := range etcdFlagsInOneProcess {
 		fss.FlagSet("embedded etcd").AddFlag(etcdFlags.FlagSet("etcd").Lookup(name))
 	}
@@ -93,7 +93,7 @@ func AddFlags(o *allinone.Options, name string, comp composition.Composition, fs
 	// The same flag as `controllers --controllers`, setting o.Controllers:
 	// a controller manager in one process has nothing else to configure.
 	controllersFlags := cliflag.NamedFlagSets{}
-	controllerscmd.NewOptions(comp).AddFlags(&controllersFlags)
+	controllers.NewOptions(comp.Controllers).AddFlags(&controllersFlags)
 	selection := controllersFlags.FlagSet("generic").Lookup("controllers")
 	fss.FlagSet("controllers").StringSliceVar(&o.Controllers, selection.Name, o.Controllers, selection.Usage)
 

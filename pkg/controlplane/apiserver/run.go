@@ -14,6 +14,15 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
+// NewOptions returns the defaults of `gcp apiserver` for the composition's
+// APIs: the API server's own options, with the composition's admission
+// plugins (which are flags' values too).
+func NewOptions(comp composition.Composition) *options.Options {
+	o := options.NewOptions()
+	o.AddAdmissionPlugins(comp.AdmissionPlugins)
+	return o
+}
+
 // Run is `gcp apiserver` without its command line: it completes and
 // validates o, builds the server of the composition's APIs and serves
 // until ctx is done. notify, under systemd, hears READY=1 once /readyz is
