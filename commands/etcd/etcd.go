@@ -8,12 +8,14 @@
 package etcd
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/spf13/cobra"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/component-base/term"
+	"k8s.io/klog/v2"
 
 	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/pkg/controlplane/logging"
@@ -49,7 +51,7 @@ func newCommand(ctx context.Context, name string, o *gcpetcd.Options) *cobra.Com
 			if errs := o.Validate(); len(errs) > 0 {
 				return utilerrors.NewAggregate(errs)
 			}
-			return gcpetcd.Run(ctx, o.Config, sdnotify.TakeFromEnv())
+			return run(ctx, o.Config, sdnotify.TakeFromEnv())
 		},
 	}
 	for _, fs := range fss.FlagSets {
@@ -66,4 +68,24 @@ func newCommand(ctx context.Context, name string, o *gcpetcd.Options) *cobra.Com
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cliflag.SetUsageAndHelpFunc(cmd, *fss, cols)
 	return cmd
+}
+
+// run starts a member with cfg, logs its client URLs, tells notify (under
+// systemd) READY=1 once it serves and STOPPING=1 when it begins to stop,
+// and serves until ctx is done (then returns nil) or the member fails
+// (then returns why).
+func run(ctx context.Context, cfg gcpetcd.Config, notify sdnotify.Notifier) error {
+	h, err := gcpetcd.Start(cfg)
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("etcd is serving", "name", cmp.Or(cfg.Name, gcpetcd.DefaultName), "dataDir", cfg.DataDir, "clientURLs", h.ClientURLs())
+	defer notify.Start(ctx, h.Ready())()
+	select {
+	case <-ctx.Done():
+		return h.Close()
+	case err := <-h.Err():
+		_ = h.Close()
+		return err
+	}
 }

@@ -133,11 +133,16 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 				return fmt.Errorf("composing the stack: %w", composeErr)
 			}
 			defer gcheadroom.Start(gcheadroom.Default())()
-			o.Notify = sdnotify.TakeFromEnv()
+			// Under systemd: READY=1 once the control plane is ready,
+			// STOPPING=1 when it begins to stop. Taken before the API
+			// server starts, which would otherwise say READY=1 as soon
+			// as it listens.
+			notify := sdnotify.TakeFromEnv()
 			cp, err := allinone.Start(ctx, *o, comp)
 			if err != nil {
 				return err
 			}
+			defer notify.Start(ctx, cp.Ready())()
 			if logs.Format == logsapi.DefaultLogFormat {
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "%s is serving on %s\n", name, cp.URL)
