@@ -64,6 +64,12 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 			if err != nil {
 				return err
 			}
+			select {
+			case <-server.Done():
+				// Stopped while starting: nothing to tell.
+				return server.Err()
+			default:
+			}
 			defer notify.Start(ctx, server.Ready())()
 			<-server.Done()
 			return server.Err()
