@@ -26,10 +26,10 @@ func (cp *ControlPlane) run(ctx context.Context, o Options, prepared *apiserver.
 		select {
 		case <-server.Ready():
 			klog.InfoS("Control plane is ready", "url", cp.URL, "adminKubeconfig", cp.AdminKubeconfig)
+			close(cp.ready)
 			if !o.KeepStartupMemory {
 				releaseStartupGarbage()
 			}
-			close(cp.ready)
 		case <-server.Done():
 		}
 	}()
