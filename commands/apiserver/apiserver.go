@@ -1,7 +1,8 @@
 // Package apiserver is `gcp apiserver`: the API server alone, against etcd
 // members given with --etcd-servers, with TLS flags like kube-apiserver's.
-// The command is its flags and a call of apiserver.Run
-// (pkg/controlplane/apiserver), which a program runs without cobra.
+// The command is its flags, a call of apiserver.Start
+// (pkg/controlplane/apiserver), which a program runs without cobra, and
+// systemd's notification from the handle's readiness.
 package apiserver
 
 import (
@@ -23,13 +24,8 @@ import (
 )
 
 // NewOptions returns the defaults of `apiserver` for the composition's
-// APIs: the API server's own, with the composition's admission plugins.
-func NewOptions(comp composition.Composition) *options.Options {
-	o := options.NewOptions()
-	// The stack's own admission plugins are flags' values too.
-	o.AddAdmissionPlugins(comp.AdmissionPlugins)
-	return o
-}
+// APIs: apiserver.NewOptions, the library's.
+func NewOptions(comp composition.Composition) *options.Options { return apiserver.NewOptions(comp) }
 
 // NewCommand returns `apiserver` serving the APIs of stack; it serves until
 // ctx is done. name is the product's, as main's root command is called.
@@ -59,7 +55,24 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 				return fmt.Errorf("composing the stack: %w", composeErr)
 			}
 			defer gcheadroom.Start(gcheadroom.Default())()
-			return apiserver.Run(ctx, o, comp, sdnotify.TakeFromEnv())
+			// Under systemd: READY=1 once /readyz is 200, STOPPING=1
+			// when the server begins to stop. Taken before the server
+			// starts, which would otherwise say READY=1 as soon as it
+			// listens.
+			notify := sdnotify.TakeFromEnv()
+			server, err := apiserver.Start(ctx, o, comp)
+			if err != nil {
+				return err
+			}
+			select {
+			case <-server.Done():
+				// Stopped while starting: nothing to tell.
+				return server.Err()
+			default:
+			}
+			defer notify.Start(ctx, server.Ready())()
+			<-server.Done()
+			return server.Err()
 		},
 	}
 	for _, fs := range fss.FlagSets {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
@@ -126,18 +127,17 @@ func TestHelpHasSections(t *testing.T) {
 	}
 }
 
-// --min-free-disk takes bytes and quantities, and shows its value as one.
-func TestBytesFlag(t *testing.T) {
+// TestCLIDefaultsAreTheLibrarys: `gcp etcd` with no flags runs the member
+// a library caller gets from etcd.NewOptions, field for field: registering
+// a flag sets no default of its own.
+func TestCLIDefaultsAreTheLibrarys(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]int64{"0": 0, "1048576": 1 << 20, "512Mi": 512 << 20, "1.5Gi": 3 << 29, "2G": 2e9} {
-		var n int64
-		v := (*bytesValue)(&n)
-		if err := v.Set(in); err != nil || n != want {
-			t.Errorf("--min-free-disk=%s: %d, %v; want %d", in, n, err, want)
-		}
+	cli := gcpetcd.NewOptions()
+	cmd := newCommand(context.Background(), "gcp", cli)
+	if err := cmd.ParseFlags(nil); err != nil {
+		t.Fatal(err)
 	}
-	n := gcpetcd.DefaultMinFreeDisk
-	if got := (*bytesValue)(&n).String(); got != "512Mi" {
-		t.Errorf("default shown as %q, want 512Mi", got)
+	if diff := cmp.Diff(gcpetcd.NewOptions(), cli); diff != "" {
+		t.Errorf("gcp etcd's defaults differ from etcd.NewOptions (-library +cli):\n%s", diff)
 	}
 }

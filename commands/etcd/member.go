@@ -32,7 +32,7 @@ type clientOptions struct {
 }
 
 func (o *clientOptions) addFlags(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&o.servers, "etcd-servers", []string{DefaultListenClientURL}, "Client URLs of the cluster's members, comma separated.")
+	fs.StringSliceVar(&o.servers, "etcd-servers", []string{gcpetcd.DefaultListenClientURL}, "Client URLs of the cluster's members, comma separated.")
 	fs.StringVar(&o.caFile, "etcd-cafile", "", "CA bundle that signs the members' serving certificates (the etcd CA).")
 	fs.StringVar(&o.cert, "etcd-certfile", "", "Client certificate from the etcd CA ("+o.name+" pki init makes apiserver-etcd-client.crt).")
 	fs.StringVar(&o.key, "etcd-keyfile", "", "Key of --etcd-certfile.")

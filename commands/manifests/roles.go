@@ -9,10 +9,10 @@ import (
 
 	cliflag "k8s.io/component-base/cli/flag"
 
-	apiservercmd "github.com/gcp-project/gcp/commands/apiserver"
-	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
-	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
+	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -73,7 +73,7 @@ func roles(name string, stack layering.Stack) map[string]role {
 }
 
 func etcdFlags() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
-	o := etcdcmd.NewOptions()
+	o := etcd.NewOptions()
 	fss := &cliflag.NamedFlagSets{}
 	o.AddFlags(fss)
 	return fss, func() (*probe, []error) {
@@ -104,7 +104,7 @@ func etcdFlags() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
 
 func apiserverFlags(comp composition.Composition, composeErr error) func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
 	return func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
-		o := apiservercmd.NewOptions(comp)
+		o := apiserver.NewOptions(comp)
 		fss := &cliflag.NamedFlagSets{}
 		o.AddFlags(fss)
 		return fss, func() (*probe, []error) {
@@ -127,7 +127,7 @@ func apiserverFlags(comp composition.Composition, composeErr error) func() (*cli
 
 func controllersFlags(comp composition.Composition, composeErr error) func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
 	return func() (*cliflag.NamedFlagSets, func() (*probe, []error)) {
-		o := controllerscmd.NewOptions(comp)
+		o := controllers.NewOptions(comp.Controllers)
 		fss := &cliflag.NamedFlagSets{}
 		o.AddFlags(fss)
 		return fss, func() (*probe, []error) {

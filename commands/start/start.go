@@ -14,11 +14,11 @@ import (
 	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 
-	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
-	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/internal/gcheadroom"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
 	"github.com/gcp-project/gcp/pkg/controlplane/composition"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
+	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/pkg/controlplane/logging"
 	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/controlplane/version"
@@ -79,7 +79,7 @@ func AddFlags(o *allinone.Options, name string, comp composition.Composition, fs
 		})
 	}
 	etcdFlags := cliflag.NamedFlagSets{}
-	etcdcmd.AddConfigFlags(o.Etcd, &etcdFlags)
+	etcd.AddConfigFlags(o.Etcd, &etcdFlags)
 	for _, name := range etcdFlagsInOneProcess {
 		fss.FlagSet("embedded etcd").AddFlag(etcdFlags.FlagSet("etcd").Lookup(name))
 	}
@@ -93,7 +93,7 @@ func AddFlags(o *allinone.Options, name string, comp composition.Composition, fs
 	// The same flag as `controllers --controllers`, setting o.Controllers:
 	// a controller manager in one process has nothing else to configure.
 	controllersFlags := cliflag.NamedFlagSets{}
-	controllerscmd.NewOptions(comp).AddFlags(&controllersFlags)
+	controllers.NewOptions(comp.Controllers).AddFlags(&controllersFlags)
 	selection := controllersFlags.FlagSet("generic").Lookup("controllers")
 	fss.FlagSet("controllers").StringSliceVar(&o.Controllers, selection.Name, o.Controllers, selection.Usage)
 
@@ -133,11 +133,16 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 				return fmt.Errorf("composing the stack: %w", composeErr)
 			}
 			defer gcheadroom.Start(gcheadroom.Default())()
-			o.Notify = sdnotify.TakeFromEnv()
+			// Under systemd: READY=1 once the control plane is ready,
+			// STOPPING=1 when it begins to stop. Taken before the API
+			// server starts, which would otherwise say READY=1 as soon
+			// as it listens.
+			notify := sdnotify.TakeFromEnv()
 			cp, err := allinone.Start(ctx, *o, comp)
 			if err != nil {
 				return err
 			}
+			defer notify.Start(ctx, cp.Ready())()
 			if logs.Format == logsapi.DefaultLogFormat {
 				out := cmd.OutOrStdout()
 				fmt.Fprintf(out, "%s is serving on %s\n", name, cp.URL)

@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	cliflag "k8s.io/component-base/cli/flag"
 
-	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -59,7 +59,7 @@ func TestControllersFlag(t *testing.T) {
 		t.Errorf("Controllers = %q, want %q", o.Controllers, want)
 	}
 	theirs := cliflag.NamedFlagSets{}
-	controllerscmd.NewOptions(comp).AddFlags(&theirs)
+	controllers.NewOptions(comp.Controllers).AddFlags(&theirs)
 	want := theirs.FlagSet("generic").Lookup("controllers")
 	if got := fs.Lookup("controllers"); got.Usage != want.Usage || got.DefValue != want.DefValue {
 		t.Errorf("--controllers is %q (default %s), want %q (default %s)", got.Usage, got.DefValue, want.Usage, want.DefValue)

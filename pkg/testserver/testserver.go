@@ -253,13 +253,8 @@ func run(ctx context.Context, o Options, log *logSink, freshDir bool) (*Server, 
 		return fail(err)
 	}
 	s.AdminConfig, s.Client = cfg, client
-	if err := WaitReady(ctx, client.Discovery().RESTClient(), timeout); err != nil {
-		select {
-		case <-cp.Done():
-			return fail(fmt.Errorf("exited before ready: %w", cp.Wait()))
-		default:
-		}
-		return fail(fmt.Errorf("not ready: %w", err))
+	if err := waitReady(ctx, cp, client.Discovery().RESTClient(), timeout); err != nil {
+		return fail(err)
 	}
 	if len(crds) > 0 {
 		if err := InstallCRDs(ctx, cfg, timeout, crds...); err != nil {
@@ -364,10 +359,37 @@ func (s *Server) Stop() error {
 	return s.stoppedErr
 }
 
+// Close is Stop, so that a Server is closed like the handles of what it
+// runs (allinone.ControlPlane's Close, which it would otherwise promote,
+// leaves the controllers and the data dir behind).
+func (s *Server) Close() error { return s.Stop() }
+
 func (s *Server) removeData() {
 	if s.removeDir != "" {
 		_ = os.RemoveAll(s.removeDir)
 	}
+}
+
+// waitReady waits until cp is ready, stops, or timeout passes; then it
+// asks /readyz once with c, so that the error says which checks fail.
+func waitReady(ctx context.Context, cp *allinone.ControlPlane, c rest.Interface, timeout time.Duration) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-cp.Ready():
+		return nil
+	case <-cp.Done():
+		return fmt.Errorf("exited before ready: %w", cp.Wait())
+	case <-ctx.Done():
+		return fmt.Errorf("not ready: %w", ctx.Err())
+	case <-timer.C:
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := c.Get().AbsPath("/readyz").Param("verbose", "true").Do(ctx).Error(); err != nil {
+		return fmt.Errorf("not ready: %w", err)
+	}
+	return fmt.Errorf("not ready within %v", timeout)
 }
 
 // readyPollInterval is how often WaitReady asks /readyz. A start takes a
@@ -376,7 +398,11 @@ func (s *Server) removeData() {
 // requests of well under a millisecond each.
 const readyPollInterval = 10 * time.Millisecond
 
-// WaitReady polls /readyz until it answers 200 or timeout passes.
+// WaitReady polls /readyz with c until it answers 200 or timeout passes,
+// for a server this process knows only by a client (one run by another
+// process). A Server, and an allinone.ControlPlane, says so itself: its
+// ControlPlane.Ready is closed once /readyz is 200, which Run and Start
+// wait for.
 func WaitReady(ctx context.Context, c rest.Interface, timeout time.Duration) error {
 	var lastErr error
 	err := wait.PollUntilContextTimeout(ctx, readyPollInterval, timeout, true, func(ctx context.Context) (bool, error) {

@@ -95,10 +95,9 @@ func allowed(from, to string) bool {
 		return strings.HasPrefix(d, "commands/") || strings.HasPrefix(d, "pkg/layering")
 	case strings.HasPrefix(f, "commands/"):
 		if strings.HasPrefix(d, "commands/") {
-			// Only `gcp start` (which runs the other parts in one
-			// process) and `gcp manifests` (which writes their command
-			// lines) may use the other commands' options.
-			return strings.HasPrefix(f, "commands/start") || strings.HasPrefix(f, "commands/manifests")
+			// A command's own subpackages only: what two commands
+			// share (options, defaults) lives in pkg/ below both.
+			return strings.SplitN(f, "/", 3)[1] == strings.SplitN(d, "/", 3)[1]
 		}
 		return strings.HasPrefix(d, "pkg/") || strings.HasPrefix(d, "internal/")
 	case strings.HasPrefix(f, "pkg/testserver"):
@@ -151,7 +150,9 @@ func TestRuleTable(t *testing.T) {
 		{"pkg/testserver", "commands/start", false},
 		{"pkg/layering", "pkg/testserver", false},
 		{"commands/apiserver", "commands/etcd", false},
-		{"commands/start", "commands/etcd", true},
+		{"commands/start", "commands/etcd", false},
+		{"commands/manifests", "commands/apiserver", false},
+		{"commands/kubectl", "commands/kubectl/translations", true},
 		{"pkg/controlplane/apiserver", "pkg/layering", false},
 		{"pkg/layering", "pkg/controlplane/registry", true},
 		{"pkg/controlplane/apiserver", "commands/start", false},

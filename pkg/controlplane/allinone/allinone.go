@@ -10,9 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
-	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
@@ -35,8 +33,10 @@ type ControlPlane struct {
 	// PKI is the certificate set in the data dir.
 	PKI *pki.Files
 
-	done chan struct{}
-	err  error
+	ready  chan struct{}
+	done   chan struct{}
+	err    error
+	cancel context.CancelFunc
 }
 
 // apiExtensionsConfig is the apiextensions server's generic configuration,
@@ -102,6 +102,13 @@ func serverURL(bindAddress string, port int) string {
 	return "https://" + net.JoinHostPort(host, strconv.Itoa(port))
 }
 
+// Ready is closed once the control plane is ready: its API server answers
+// /readyz with 200 (every readiness check passes: etcd, the post-start
+// hooks and the informers they wait for). The controllers of
+// Options.Controllers have been started by then; they are not waited for.
+// It is never closed if the control plane stops first.
+func (c *ControlPlane) Ready() <-chan struct{} { return c.ready }
+
 // Wait blocks until the control plane has stopped and returns why.
 func (c *ControlPlane) Wait() error {
 	<-c.done
@@ -111,17 +118,17 @@ func (c *ControlPlane) Wait() error {
 // Done is closed once the control plane has stopped.
 func (c *ControlPlane) Done() <-chan struct{} { return c.done }
 
+// Close stops the control plane, as the end of Start's ctx does, waits
+// until it has stopped and returns why (Wait). It is idempotent and safe
+// to call concurrently.
+func (c *ControlPlane) Close() error {
+	c.cancel()
+	return c.Wait()
+}
+
 // releaseStartupGarbage returns the memory that building the servers
 // allocated and dropped (OpenAPI specs, schemes, handlers: about as much
 // again as they keep) to the operating system once the server is ready,
 // instead of leaving it to the runtime's scavenger, which returns it over
 // minutes. It costs one garbage collection, once.
 func releaseStartupGarbage() { debug.FreeOSMemory() }
-
-// waitReady polls ready until it says so (true) or ctx ends (false).
-func waitReady(ctx context.Context, ready func(context.Context) bool) bool {
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		return ready(ctx), nil
-	})
-	return err == nil
-}

@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 )
 
@@ -53,7 +50,6 @@ type dataDirPKI struct {
 	files                 *pki.Files
 	url                   string
 	adminKubeconfig       string
-	adminConfig           *rest.Config
 	controllersKubeconfig string
 }
 
@@ -75,9 +71,6 @@ func preparePKI(rb *rollback, dataDir string, o Options, url string) (*dataDirPK
 	d.files = files
 	rb.removeIfNew(d.adminKubeconfig)
 	if err := po.WriteKubeconfig(d.adminKubeconfig, url, files.CACert, files.AdminCert, files.AdminKey, "gcp"); err != nil {
-		return nil, fmt.Errorf("admin kubeconfig: %w", err)
-	}
-	if d.adminConfig, err = clientcmd.BuildConfigFromFlags("", d.adminKubeconfig); err != nil {
 		return nil, fmt.Errorf("admin kubeconfig: %w", err)
 	}
 	// The controllers' kubeconfig is written even without controllers here,

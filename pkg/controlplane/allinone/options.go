@@ -10,7 +10,6 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
-	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
 // DefaultDataDir is the data dir of `gcp start`, and where the commands
@@ -37,10 +36,6 @@ type Options struct {
 	// config it keeps there; whatever those fields held is replaced. Nil
 	// means NewOptions().APIServer.
 	APIServer *options.Options
-	// Notify, under systemd, is sent READY=1 once /readyz is 200 and
-	// STOPPING=1 when the control plane begins to stop (`gcp start` takes
-	// it from $NOTIFY_SOCKET); the zero value sends nothing.
-	Notify sdnotify.Notifier
 	// SecretsEncryption encrypts Secrets in etcd with a key kept in the
 	// PKI dir (EncryptionConfigName), made on the first start. NewOptions
 	// turns it on.

@@ -5,39 +5,34 @@ import (
 	"fmt"
 
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
-	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
 // run serves until ctx is done or a part fails: the API server, the
-// controllers (nil: none) and the scheduled snapshots, over store;
-// adminConfig tells when the server is ready. Then
-// it stops the controllers, the server, and runs stops in reverse: the
-// etcd health checks' clients, etcd and the data dir lock.
+// controllers (nil: none) and the scheduled snapshots, over store. cp is
+// ready once the server is. Then it stops the controllers, the server,
+// and runs stops in reverse: the etcd health checks' clients, etcd and
+// the data dir lock.
 func (cp *ControlPlane) run(ctx context.Context, o Options, prepared *apiserver.PreparedServer, store *etcd.Handle,
-	adminConfig *rest.Config, controllersCfg *controllers.Config, stops []func()) {
+	controllersCfg *controllers.Config, stops []func()) {
 	defer close(cp.done)
 	serverCtx, cancelServer := context.WithCancel(ctx)
-	serverErr := make(chan error, 1)
-	go func() { serverErr <- prepared.Run(serverCtx) }()
-	if client, err := discovery.NewDiscoveryClientForConfig(adminConfig); err == nil {
-		ready := sdnotify.Readyz(client.RESTClient())
-		defer o.Notify.Start(serverCtx, ready)()
-		go func() {
-			if waitReady(serverCtx, ready) {
-				klog.InfoS("Control plane is ready", "url", cp.URL, "adminKubeconfig", cp.AdminKubeconfig)
-				if !o.KeepStartupMemory {
-					releaseStartupGarbage()
-				}
+	server := prepared.Start(serverCtx)
+	go func() {
+		select {
+		case <-server.Ready():
+			klog.InfoS("Control plane is ready", "url", cp.URL, "adminKubeconfig", cp.AdminKubeconfig)
+			close(cp.ready)
+			if !o.KeepStartupMemory {
+				releaseStartupGarbage()
 			}
-		}()
-	}
+		case <-server.Done():
+		}
+	}()
 	// Controllers stop first (their context ends with the server's)
 	// and are waited for before etcd goes.
 	controllersCtx, cancelControllers := context.WithCancel(serverCtx)
@@ -58,20 +53,19 @@ func (cp *ControlPlane) run(ctx context.Context, o Options, prepared *apiserver.
 	}
 	var errs []error
 	select {
-	case err := <-serverErr:
-		errs = append(errs, err)
+	case <-server.Done():
+		errs = append(errs, server.Err())
 		cancelControllers()
 		errs = append(errs, waitControllers())
 	case err := <-store.Err():
 		errs = append(errs, fmt.Errorf("etcd: %w", err))
 		cancelServer()
-		errs = append(errs, waitControllers(), <-serverErr)
+		errs = append(errs, waitControllers(), server.Close())
 	case err := <-controllersErr:
 		if err != nil {
 			errs = append(errs, fmt.Errorf("controllers: %w", err))
 		}
-		cancelServer()
-		errs = append(errs, <-serverErr)
+		errs = append(errs, server.Close())
 	}
 	cancelControllers()
 	cancelServer()

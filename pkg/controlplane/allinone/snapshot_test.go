@@ -50,3 +50,12 @@ func TestSameFileSystem(t *testing.T) {
 		t.Error("/proc is on the file system of a temporary directory")
 	}
 }
+
+// TestEtcdDefaultDataDirIsStarts: `gcp etcd` keeps its data where `gcp
+// start` keeps its member's by default (etcd.DefaultDataDir), which the
+// etcd package, below this one, cannot derive.
+func TestEtcdDefaultDataDirIsStarts(t *testing.T) {
+	if got := EtcdDir(DefaultDataDir); got != etcd.DefaultDataDir {
+		t.Errorf("EtcdDir(DefaultDataDir) = %q, etcd.DefaultDataDir = %q", got, etcd.DefaultDataDir)
+	}
+}

@@ -15,9 +15,9 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
-// Start prepares the data dir, starts etcd and begins serving; the server
-// becomes ready shortly after (poll /readyz). Everything stops when ctx is
-// done; Wait returns then. It runs three steps: the data dir and its PKI
+// Start prepares the data dir, starts etcd and begins serving; the
+// control plane becomes ready shortly after (Ready). Everything stops when
+// ctx is done or Close is called; Wait returns then. It runs three steps: the data dir and its PKI
 // (preparePKI), the API server's configuration completed from them and
 // the embedded etcd (startEtcd: after the configuration is built, or
 // alongside it for a new member of an Ephemeral data dir), and the
@@ -117,14 +117,17 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	// and closes them when it stops.
 	rb.ownsListener = false
 
+	ctx, cancel := context.WithCancel(ctx)
 	cp := &ControlPlane{
 		DataDir:         dataDir,
 		URL:             d.url,
 		AdminKubeconfig: d.adminKubeconfig,
 		PKI:             d.files,
+		ready:           make(chan struct{}),
 		done:            make(chan struct{}),
+		cancel:          cancel,
 	}
-	go cp.run(ctx, o, prepared, store, d.adminConfig, controllersCfg, rb.stops)
+	go cp.run(ctx, o, prepared, store, controllersCfg, rb.stops)
 	return cp, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	genericapifilters "k8s.io/apiserver/pkg/endpoints/filters"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/util/notfoundhandler"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	// client-go's metrics (rest_client_*, workqueue_*, leader election,
 	// informers' FIFOs) in the server's /metrics, as kube-apiserver and
@@ -237,6 +239,8 @@ type PreparedServer struct {
 	run func(ctx context.Context) error
 	// Handler is the outermost handler (for in-process tests).
 	Handler http.Handler
+	// readyz is the loopback client Start asks /readyz with.
+	readyz rest.Interface
 }
 
 // PrepareRun installs the health, OpenAPI and discovery endpoints. If it
@@ -290,6 +294,11 @@ func (s *Server) prepareRun() (*PreparedServer, error) {
 	if err := s.serveCRDOpenAPIOnRequest(); err != nil {
 		return nil, err
 	}
+	loopback, err := discovery.NewDiscoveryClientForConfig(s.Native.LoopbackClientConfig)
+	if err != nil {
+		return nil, fmt.Errorf("the readiness check's client: %w", err)
+	}
+	prepared.readyz = loopback.RESTClient()
 	run, certificates, informerName := prepared.run, s.certificates, s.informerName
 	prepared.run = func(ctx context.Context) error {
 		defer informerName.Release()
@@ -321,7 +330,8 @@ func (s *Server) serveCRDOpenAPIOnRequest() error {
 	return nil
 }
 
-// Run serves until ctx is done, then shuts down gracefully.
+// Run serves until ctx is done, then shuts down gracefully; Start does the
+// same in a goroutine and returns a handle.
 func (p *PreparedServer) Run(ctx context.Context) error {
 	return p.run(ctx)
 }

@@ -108,7 +108,7 @@ func run(ctx context.Context, c *Config) error {
 	reached.Store(true)
 	// Ready once the API server answers, as /readyz's apiserver-reachable
 	// check says (a standby is ready too).
-	defer c.Notify.Start(ctx, sdnotify.Now)()
+	defer c.Notify.Start(ctx, sdnotify.Now())()
 	if c.Generic.LeaderElection.LeaderElect {
 		// A standby has nothing to sync; it is ready to take over.
 		synced.Store(true)

@@ -29,7 +29,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/logging"
-	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
 // lockFileName is the file in the data dir that Start locks, so a second
@@ -174,26 +173,6 @@ func Start(cfg Config) (*Handle, error) {
 		close(h.diskDone)
 	}
 	return h, nil
-}
-
-// Run starts a member with cfg, logs its client URLs, tells notify (under
-// systemd) READY=1 once it serves and STOPPING=1 when it begins to stop,
-// and serves until ctx is done (then returns nil) or the member fails
-// (then returns why).
-func Run(ctx context.Context, cfg Config, notify sdnotify.Notifier) error {
-	h, err := Start(cfg)
-	if err != nil {
-		return err
-	}
-	klog.FromContext(ctx).Info("etcd is serving", "name", cfg.name(), "dataDir", cfg.DataDir, "clientURLs", h.ClientURLs())
-	defer notify.Start(ctx, sdnotify.Now)()
-	select {
-	case <-ctx.Done():
-		return h.Close()
-	case err := <-h.Err():
-		_ = h.Close()
-		return err
-	}
 }
 
 // Ready is closed once the member serves clients. Start returns only after

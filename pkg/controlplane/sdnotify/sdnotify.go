@@ -4,11 +4,12 @@
 // $NOTIFY_SOCKET. Without that variable (not under systemd) a Notifier
 // sends nothing, so components use one unconditionally.
 //
-// Every part says both states one way, Notifier.Start beside the part's
-// Run: the commands take the socket with TakeFromEnv and hand the
-// Notifier to what they run (apiserver.Run and etcd.Run take it as an
-// argument, controllers.Config and allinone.Options hold it). Taking it
-// matters for the API server: k8s.io/apiserver sends READY=1 by itself as
+// Every part says both states one way, Notifier.Start with the Ready
+// channel of the part's handle (etcd.Handle, apiserver.Handle,
+// allinone.ControlPlane): the commands take the socket with TakeFromEnv
+// and notify for what they run, except `gcp controllers`, which hands the
+// Notifier to controllers.Config (the manager knows when the API server
+// answers). Taking it matters for the API server: k8s.io/apiserver sends READY=1 by itself as
 // soon as the server listens, before /readyz is 200, unless the variable
 // is gone, so the library finds nothing to notify and gcp says READY=1
 // once /readyz is 200.
@@ -17,12 +18,8 @@ package sdnotify
 import (
 	"context"
 	"net"
-	"net/http"
 	"os"
-	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 )
 
@@ -61,17 +58,13 @@ func (n Notifier) send(state string) {
 	klog.V(2).InfoS("Notified systemd", "state", state)
 }
 
-// readyPoll is how often Start checks whether the component is ready.
-const readyPoll = 100 * time.Millisecond
-
 // Start tells systemd about the component beside it, in a goroutine:
-// READY=1 once ready reports true (checked at once, then every 100 ms),
-// STOPPING=1 once ctx is done or the returned stop is called, whichever
-// comes first; READY=1 is not sent after that. stop waits until
-// STOPPING=1 is sent, so a component that defers it returns, and its
-// process exits, only after systemd has heard. With the zero Notifier
-// nothing runs and stop returns at once.
-func (n Notifier) Start(ctx context.Context, ready func(context.Context) bool) (stop func()) {
+// READY=1 once ready is closed, STOPPING=1 once ctx is done or the
+// returned stop is called, whichever comes first; READY=1 is not sent
+// after that. stop waits until STOPPING=1 is sent, so a component that
+// defers it returns, and its process exits, only after systemd has heard.
+// With the zero Notifier nothing runs and stop returns at once.
+func (n Notifier) Start(ctx context.Context, ready <-chan struct{}) (stop func()) {
 	if n.Socket == "" {
 		return func() {}
 	}
@@ -79,11 +72,16 @@ func (n Notifier) Start(ctx context.Context, ready func(context.Context) bool) (
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := wait.PollUntilContextCancel(ctx, readyPoll, true, func(ctx context.Context) (bool, error) {
-			return ready(ctx), nil
-		})
-		if err == nil {
+		// Ready wins a tie with a stop: a component that was ready says so.
+		select {
+		case <-ready:
 			n.send("READY=1")
+		default:
+			select {
+			case <-ready:
+				n.send("READY=1")
+			case <-ctx.Done():
+			}
 		}
 		<-ctx.Done()
 		n.send("STOPPING=1")
@@ -94,15 +92,10 @@ func (n Notifier) Start(ctx context.Context, ready func(context.Context) bool) (
 	}
 }
 
-// Now is a readiness check for Start: ready at once, for a component
-// that starts Start only when it serves.
-func Now(context.Context) bool { return true }
-
-// Readyz is a readiness check for Start: GET /readyz with c answers 200.
-func Readyz(c rest.Interface) func(context.Context) bool {
-	return func(ctx context.Context) bool {
-		var status int
-		c.Get().AbsPath("/readyz").Do(ctx).StatusCode(&status)
-		return status == http.StatusOK
-	}
+// Now returns a closed channel, a ready for Start of a component that
+// starts Start only when it serves.
+func Now() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }

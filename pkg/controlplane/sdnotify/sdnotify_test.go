@@ -33,14 +33,7 @@ func TestNotifier(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
-	stop := n.Start(ctx, func(context.Context) bool {
-		select {
-		case <-ready:
-			return true
-		default:
-			return false
-		}
-	})
+	stop := n.Start(ctx, ready)
 	close(ready)
 	if got := read(); got != "READY=1" {
 		t.Fatalf("got %q, want READY=1", got)
@@ -54,7 +47,7 @@ func TestNotifier(t *testing.T) {
 	// A component that returns on its own (a failure, not ctx) says
 	// STOPPING=1 by its stop, which returns once it is sent: its process
 	// may exit right after.
-	stop = n.Start(context.Background(), Now)
+	stop = n.Start(context.Background(), Now())
 	if got := read(); got != "READY=1" {
 		t.Fatalf("got %q, want READY=1", got)
 	}
@@ -67,12 +60,12 @@ func TestNotifier(t *testing.T) {
 	}
 
 	// Stopped before ready: no READY=1, only STOPPING=1.
-	stop = n.Start(context.Background(), func(context.Context) bool { return false })
+	stop = n.Start(context.Background(), make(chan struct{}))
 	stop()
 	if got := read(); got != "STOPPING=1" {
 		t.Fatalf("got %q, want STOPPING=1", got)
 	}
 
 	// The zero Notifier sends nothing and does not block.
-	(Notifier{}).Start(context.Background(), Now)()
+	(Notifier{}).Start(context.Background(), Now())()
 }

@@ -7,15 +7,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// MinFreeDiskUsage is the help of --min-free-disk, for `gcp etcd` and
-// `gcp start` alike.
-const MinFreeDiskUsage = "Free space to keep on the file system of etcd's data dir, in bytes or as a quantity (512Mi, 2Gi): " +
+// minFreeDiskUsage is the help of --min-free-disk, for `gcp etcd` and
+// `gcp start` alike (AddFlags).
+const minFreeDiskUsage = "Free space to keep on the file system of etcd's data dir, in bytes or as a quantity (512Mi, 2Gi): " +
 	"below it the member raises etcd's NOSPACE alarm, so writes get 507 while reads and deletes go on, " +
 	"instead of etcd stopping on a full disk; once a quarter more is free it disarms that alarm by itself. 0 turns this off. See docs/operations.md."
 
-// BytesVar defines a flag of a byte count that takes a plain number or a
+// bytesVar defines a flag of a byte count that takes a plain number or a
 // quantity with a binary or decimal suffix (512Mi, 1G), stored in p.
-func BytesVar(fs *pflag.FlagSet, p *int64, name, usage string) {
+func bytesVar(fs *pflag.FlagSet, p *int64, name, usage string) {
 	fs.Var((*bytesValue)(p), name, usage)
 }
 
