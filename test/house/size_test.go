@@ -32,15 +32,6 @@ const (
 // examples are not.
 var roots = []string{"cmd", "commands", "pkg", "internal", "hack"}
 
-// knownOversized are files being split in parallel with this guard (issue
-// 37), excused from both limits until their splits merge; the lead removes
-// each entry then. Nothing else belongs here: split by job instead.
-var knownOversized = map[string]bool{
-	"pkg/controlplane/apiserver/config.go": true, // and NewConfig, being split
-	"pkg/controlplane/etcd/config.go":      true,
-	"pkg/controlplane/etcd/etcd_test.go":   true,
-}
-
 // generated says whether path is generated rather than written by hand:
 // zz_generated* files, the OpenAPI definitions package, and any file that
 // says it is generated, as the Go convention has it.
@@ -90,10 +81,6 @@ func TestSizes(t *testing.T) {
 			}
 			checked++
 			for _, problem := range oversized(fset, rel, src) {
-				if knownOversized[rel] {
-					t.Logf("%s (known, being split)", problem)
-					continue
-				}
 				t.Error(problem)
 			}
 			return nil
