@@ -26,11 +26,10 @@ import (
 )
 
 // NewOptions returns the defaults of `controllers` for the composition's
-// controllers, leader election on.
+// controllers: the library's (controllers.NewOptions, which has leader
+// election on, as k8s.io/controller-manager recommends).
 func NewOptions(comp composition.Composition) *controllers.Options {
-	o := controllers.NewOptions(comp.Controllers)
-	o.Generic.LeaderElection.LeaderElect = true
-	return o
+	return controllers.NewOptions(comp.Controllers)
 }
 
 // NewCommand returns `controllers` running the stack's controllers; it

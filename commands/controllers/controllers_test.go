@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/test/clidefaults"
 )
 
 // TestBadFlagsAreOneLineError: every problem with the flags, on one line,
@@ -29,4 +33,23 @@ func TestBadFlagsAreOneLineError(t *testing.T) {
 	if strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %q is more than one line", err)
 	}
+}
+
+// TestCLIDefaultsAreTheLibrarys: `gcp controllers` with no flags
+// configures the controller manager a library caller gets from
+// controllers.NewOptions, field for field, leader election included:
+// registering a flag sets no default of its own.
+func TestCLIDefaultsAreTheLibrarys(t *testing.T) {
+	comp, err := layering.Generic().Compose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := NewOptions(comp)
+	fss := &cliflag.NamedFlagSets{}
+	cli.AddFlags(fss)
+	library := controllers.NewOptions(comp.Controllers)
+	if !library.Generic.LeaderElection.LeaderElect {
+		t.Error("controllers.NewOptions has leader election off; gcp controllers runs with it on by default")
+	}
+	clidefaults.Compare(t, fss, library, cli)
 }
