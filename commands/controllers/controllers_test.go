@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	cliflag "k8s.io/component-base/cli/flag"
-
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/layering"
 	"github.com/gcp-project/gcp/test/clidefaults"
@@ -40,16 +38,11 @@ func TestBadFlagsAreOneLineError(t *testing.T) {
 // controllers.NewOptions, field for field, leader election included:
 // registering a flag sets no default of its own.
 func TestCLIDefaultsAreTheLibrarys(t *testing.T) {
-	comp, err := layering.Generic().Compose()
-	if err != nil {
-		t.Fatal(err)
-	}
+	comp := clidefaults.Generic(t)
 	cli := NewOptions(comp)
-	fss := &cliflag.NamedFlagSets{}
-	cli.AddFlags(fss)
 	library := controllers.NewOptions(comp.Controllers)
 	if !library.Generic.LeaderElection.LeaderElect {
 		t.Error("controllers.NewOptions has leader election off; gcp controllers runs with it on by default")
 	}
-	clidefaults.Compare(t, fss, library, cli)
+	clidefaults.Compare(t, library, cli, cli.AddFlags)
 }

@@ -10,17 +10,33 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	cliflag "k8s.io/component-base/cli/flag"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/composition"
+	"github.com/gcp-project/gcp/pkg/layering"
 )
 
-// Compare parses no arguments into every flag set of fss, so that each
-// flag has written its default into cli, the options fss was made from,
-// and fails t, printing the difference, if cli then differs from library,
+// Generic returns gcp's own stack composed, which the commands take their
+// defaults from.
+func Generic(t testing.TB) composition.Composition {
+	t.Helper()
+	comp, err := layering.Generic().Compose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return comp
+}
+
+// Compare has addFlags register cli's flags and parses no arguments into
+// them, so that each flag has written its default into cli, and fails t,
+// printing the difference, if cli then differs from library,
 // the library constructor's options, in any field, unexported ones
 // included. Functions (admission plugin factories, feature gates' hooks)
 // compare by their type only: two constructors never return the same
 // closure.
-func Compare(t testing.TB, fss *cliflag.NamedFlagSets, library, cli any) {
+func Compare(t testing.TB, library, cli any, addFlags func(*cliflag.NamedFlagSets)) {
 	t.Helper()
+	fss := &cliflag.NamedFlagSets{}
+	addFlags(fss)
 	for _, fs := range fss.FlagSets {
 		if err := fs.Parse(nil); err != nil {
 			t.Fatal(err)
