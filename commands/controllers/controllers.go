@@ -26,7 +26,8 @@ import (
 )
 
 // NewOptions returns the defaults of `controllers` for the composition's
-// controllers: the library's (controllers.NewOptions), leader election on.
+// controllers: the library's (controllers.NewOptions, which has leader
+// election on, as k8s.io/controller-manager recommends).
 func NewOptions(comp composition.Composition) *controllers.Options {
 	return controllers.NewOptions(comp.Controllers)
 }

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/layering"
+	"github.com/gcp-project/gcp/test/clidefaults"
 )
 
 // TestBadFlagsAreOneLineError: every problem with the flags, on one line,
@@ -29,4 +31,18 @@ func TestBadFlagsAreOneLineError(t *testing.T) {
 	if strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %q is more than one line", err)
 	}
+}
+
+// TestCLIDefaultsAreTheLibrarys: `gcp controllers` with no flags
+// configures the controller manager a library caller gets from
+// controllers.NewOptions, field for field, leader election included:
+// registering a flag sets no default of its own.
+func TestCLIDefaultsAreTheLibrarys(t *testing.T) {
+	comp := clidefaults.Generic(t)
+	cli := NewOptions(comp)
+	library := controllers.NewOptions(comp.Controllers)
+	if !library.Generic.LeaderElection.LeaderElect {
+		t.Error("controllers.NewOptions has leader election off; gcp controllers runs with it on by default")
+	}
+	clidefaults.Compare(t, library, cli, cli.AddFlags)
 }

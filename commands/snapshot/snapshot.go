@@ -101,7 +101,7 @@ func NewCommand(ctx context.Context, name, defaultDataDir string) *cobra.Command
 			return err
 		},
 	}
-	prune.Flags().IntVar(&retain, "snapshot-retention", 5, "How many of the newest snapshots to keep.")
+	prune.Flags().IntVar(&retain, "snapshot-retention", allinone.DefaultSnapshotRetention, "How many of the newest snapshots to keep.")
 	var bump uint64
 	restore := &cobra.Command{
 		Use:   "restore FILE --data-dir NEW_DATA_DIR",

@@ -35,14 +35,6 @@ rules:
 - level: Metadata
 `
 
-// AuditLog rotation defaults, as CIS 1.2.17–1.2.19 ask: keep 30 days,
-// 10 files, 100 MiB each.
-const (
-	auditLogMaxAge     = 30
-	auditLogMaxBackups = 10
-	auditLogMaxSize    = 100
-)
-
 // ensureAuditPolicy returns the data dir's audit policy, writing the
 // default (0600) when there is none.
 func ensureAuditPolicy(dataDir string) (string, error) {

@@ -86,7 +86,7 @@ type Options struct {
 
 // NewOptions returns the defaults of `gcp start`, the only place they are
 // set: the API server's own (options.NewOptions) served on loopback, with
-// audit log rotation, Secrets encryption, the free disk watch, and the
+// Secrets encryption, the free disk watch, and the
 // controllers on by default.
 func NewOptions() *Options {
 	return &Options{
@@ -105,7 +105,6 @@ func newAPIServerOptions() *options.Options {
 	// One process owns a data dir on one machine: serve loopback unless
 	// told otherwise.
 	o.SecureServing.BindAddress = netutils.ParseIPSloppy("127.0.0.1")
-	o.Audit.LogOptions.MaxAge, o.Audit.LogOptions.MaxBackups, o.Audit.LogOptions.MaxSize = auditLogMaxAge, auditLogMaxBackups, auditLogMaxSize
 	return o
 }
 

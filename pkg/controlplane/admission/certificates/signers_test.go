@@ -60,8 +60,8 @@ func TestIsAuthorizedForSignerName(t *testing.T) {
 	}
 }
 
-func TestAuthorizedValidateInitialization(t *testing.T) {
-	a := NewAuthorized("Test")
+func TestSignerPluginValidateInitialization(t *testing.T) {
+	a := NewSignerPlugin("Test", nil)
 	if err := a.ValidateInitialization(); err == nil || err.Error() != "Test requires an authorizer" {
 		t.Fatalf("without authorizer: %v", err)
 	}

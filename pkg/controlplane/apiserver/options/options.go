@@ -109,6 +109,9 @@ func NewOptions() *Options {
 	tlspolicy.Apply(o.SecureServing.SecureServingOptions)
 	// /debug/pprof and /debug/flags/v only with --profiling (CIS 1.2.15).
 	o.Features.EnableProfiling = false
+	// An audit log, once --audit-log-path asks for one, is rotated as CIS
+	// 1.2.17–1.2.19 ask: kept 30 days, 10 files, 100 MiB each.
+	o.Audit.LogOptions.MaxAge, o.Audit.LogOptions.MaxBackups, o.Audit.LogOptions.MaxSize = 30, 10, 100
 	// Open watches are closed soon after SIGTERM; kube-apiserver's default
 	// (0) leaves them open until the 60 s request timeout, so a server with
 	// a watching client took a minute to stop.

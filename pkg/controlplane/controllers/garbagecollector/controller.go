@@ -24,7 +24,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
@@ -180,14 +179,7 @@ func newController(c config) *controller {
 			graph: g, builder: b, objects: &objects{client: c.metadata, mapper: c.mapper},
 			absent: absent, orphaned: newOrphanedOwners(orphanedOwnersSize),
 		},
-		monitors: &monitors{
-			informers: c.informers,
-			discover:  c.discover,
-			handler: func(gvk schema.GroupVersionKind) cache.ResourceEventHandler {
-				return eventHandler(gvk, b.add)
-			},
-			running: map[schema.GroupVersionResource]*monitor{},
-		},
+		monitors:        newMonitors(c.informers, c.discover, b.add),
 		mapper:          c.mapper,
 		workers:         c.workers,
 		discoveryPeriod: c.discoveryPeriod,
@@ -228,7 +220,7 @@ func (c *controller) Run(ctx context.Context) {
 		c.builder.attemptToOrphan.ShutDown()
 		wg.Wait()
 		c.collector.refresher.wg.Wait()
-		c.monitors.stopAll()
+		c.monitors.StopAll()
 	}()
 	wg.Go(c.builder.run)
 	wg.Go(func() { wait.UntilWithContext(ctx, func(ctx context.Context) { _ = c.resync(ctx) }, c.discoveryPeriod) })
@@ -243,7 +235,7 @@ func (c *controller) Run(ctx context.Context) {
 // resources changed, resets the REST mapper so that it knows new kinds.
 // It runs every discovery period, and in each refresh (see fresh.go);
 // one at a time. It returns what leaves a served resource unwatched (see
-// monitors.sync); a partial discovery failure is only logged.
+// controllers.Monitors.Sync); a partial discovery failure is only logged.
 //
 // When it starts monitors (at start, and for each new custom resource
 // definition), it pauses the workers until the new monitors have shown
@@ -258,11 +250,11 @@ func (c *controller) resync(ctx context.Context) error {
 	c.resyncMu.Lock()
 	defer c.resyncMu.Unlock()
 	paused := false
-	changed, partial, err := c.monitors.sync(ctx, func() {
+	added, removed, partial, err := c.monitors.Sync(ctx, func() {
 		c.collector.paused.Lock()
 		paused = true
 	})
-	if changed {
+	if added || removed {
 		c.mapper.Reset()
 	}
 	if partial != nil {
@@ -286,7 +278,7 @@ func (c *controller) resync(ctx context.Context) error {
 func (c *controller) catchUp(ctx context.Context) {
 	syncCtx, cancel := context.WithTimeout(ctx, c.discoveryPeriod)
 	defer cancel()
-	if !cache.WaitFor(syncCtx, "", c.monitors.syncedCheckers()...) {
+	if !cache.WaitFor(syncCtx, "", c.monitors.SyncedCheckers()...) {
 		if ctx.Err() == nil {
 			klog.FromContext(ctx).Info("Not all resources could be listed yet, collecting garbage anyway")
 		}

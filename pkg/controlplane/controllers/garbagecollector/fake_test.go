@@ -127,9 +127,9 @@ func watchBeforeWidgets(t *testing.T, c *controller) context.Context {
 	d := &fakeDiscovery{}
 	cms := resourceList("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: allVerbs})
 	d.set(nil, cms)
-	c.monitors.discover = d.discover
+	c.monitors.Discover = d.discover
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(c.monitors.stopAll)
+	t.Cleanup(c.monitors.StopAll)
 	t.Cleanup(cancel)
 	go c.builder.run()
 	if err := c.resync(ctx); err != nil {

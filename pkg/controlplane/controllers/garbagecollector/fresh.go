@@ -98,13 +98,13 @@ func (c *controller) refresh(ctx context.Context) error {
 	syncCtx, cancel := context.WithTimeout(ctx, c.discoveryPeriod)
 	defer cancel()
 	err := wait.PollUntilContextCancel(syncCtx, refreshPoll, true, func(context.Context) (bool, error) {
-		return c.monitors.synced(), nil
+		return c.monitors.Synced(), nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("resources not listed yet: %v", c.monitors.unsynced())
+		return fmt.Errorf("resources not listed yet: %v", c.monitors.Unsynced())
 	}
 	return c.builder.caughtUp(syncCtx)
 }

@@ -62,10 +62,8 @@ func (d *fakeDiscovery) discover() ([]*metav1.APIResourceList, error) {
 }
 
 func running(m *monitors) []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	var out []string
-	for gvr := range m.running {
+	for _, gvr := range m.Resources() {
 		out = append(out, gvr.Resource)
 	}
 	slices.Sort(out)
@@ -75,11 +73,11 @@ func running(m *monitors) []string {
 func TestMonitorsFollowDiscovery(t *testing.T) {
 	c, _ := testController(t)
 	d := &fakeDiscovery{}
-	c.monitors.discover = d.discover
+	c.monitors.Discover = d.discover
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() {
 		cancel()
-		c.monitors.stopAll()
+		c.monitors.StopAll()
 	}()
 	cms := resourceList("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: allVerbs})
 	widgetList := resourceList("example.com/v1", metav1.APIResource{Name: "widgets", Kind: "Widget", Namespaced: true, Verbs: allVerbs})
@@ -100,7 +98,8 @@ func TestMonitorsFollowDiscovery(t *testing.T) {
 	}
 	for _, s := range steps {
 		d.set(s.err, s.lists...)
-		changed, partial, err := c.monitors.sync(ctx, nil)
+		added, removed, partial, err := c.monitors.Sync(ctx, nil)
+		changed := added || removed
 		// A group's failure is partial; discovery's failure is not.
 		var groups *discovery.ErrGroupDiscoveryFailed
 		if wantPartial := errors.As(s.err, &groups); (partial != nil) != wantPartial || (err != nil) != (s.err != nil && !wantPartial) {
@@ -122,7 +121,7 @@ func TestRun(t *testing.T) {
 	c, client := testController(t, configMap("child", "u-child", refTo(owner, false)), configMap("unowned", "u-unowned"))
 	d := &fakeDiscovery{}
 	d.set(nil, resourceList("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: allVerbs}))
-	c.monitors.discover = d.discover
+	c.monitors.Discover = d.discover
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -121,10 +121,10 @@ func TestResyncPausesWorkersUntilGraphHoldsNewResource(t *testing.T) {
 	c, client := testController(t, objs...)
 	d := &fakeDiscovery{}
 	d.set(nil, resourceList("v1", metav1.APIResource{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: allVerbs}))
-	c.monitors.discover = d.discover
+	c.monitors.Discover = d.discover
 
 	ctx, cancel := context.WithCancel(context.Background())
-	defer c.monitors.stopAll()
+	defer c.monitors.StopAll()
 	defer cancel()
 	go c.builder.run()
 	go c.collector.runOrphanWorker(ctx)

@@ -179,14 +179,7 @@ func newController(ctx context.Context, c config) *controller {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "resourcequota_priority"}),
 		options: o,
 	}
-	rc.monitors = &monitors{
-		informers:  c.informers,
-		discover:   c.discover,
-		registry:   rc.registry,
-		listerFunc: listerFunc,
-		replenish:  rc.replenish,
-		running:    map[schema.GroupVersionResource]*monitor{},
-	}
+	rc.monitors = newMonitors(c.informers, c.discover, rc.registry, listerFunc, rc.replenish)
 	logger := klog.FromContext(ctx)
 	_, err := c.informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { rc.addQuota(logger, obj) },
@@ -225,7 +218,7 @@ func (c *controller) Run(ctx context.Context) {
 		c.queue.ShutDown()
 		c.missingUsage.ShutDown()
 		wg.Wait()
-		c.monitors.stopAll()
+		c.monitors.StopAll()
 	}()
 
 	if !cache.WaitFor(ctx, "", c.synced) {
@@ -256,8 +249,8 @@ func (c *controller) resyncMonitors(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	c.workerLock.Lock()
 	defer c.workerLock.Unlock()
-	added, err := c.monitors.sync(ctx)
-	if err != nil {
+	added, _, partial, err := c.monitors.Sync(ctx, nil)
+	if err := errors.Join(partial, err); err != nil {
 		logger.Info("Resource quota discovery failed, keeping the resources it knows", "err", err)
 	}
 	if !added {
@@ -265,7 +258,7 @@ func (c *controller) resyncMonitors(ctx context.Context) {
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, c.options.DiscoveryPeriod)
 	defer cancel()
-	if !cache.WaitFor(syncCtx, "", c.monitors.syncedCheckers()...) && ctx.Err() == nil {
+	if !cache.WaitFor(syncCtx, "", c.monitors.SyncedCheckers()...) && ctx.Err() == nil {
 		logger.Info("Not all counted resources could be listed yet, counting anyway")
 	}
 	c.enqueueAll(ctx)

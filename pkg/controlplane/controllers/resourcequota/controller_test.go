@@ -117,12 +117,12 @@ func newFixture(t *testing.T, objs []runtime.Object, metas ...runtime.Object) *f
 func (f *fixture) syncMonitors(t *testing.T) {
 	t.Helper()
 	ctx := f.ctx
-	if _, err := f.c.monitors.sync(ctx); err != nil {
-		t.Fatal(err)
+	if _, _, partial, err := f.c.monitors.Sync(ctx, nil); partial != nil || err != nil {
+		t.Fatal(partial, err)
 	}
 	syncCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if !cache.WaitFor(syncCtx, "", append(f.c.monitors.syncedCheckers(), f.c.synced)...) {
+	if !cache.WaitFor(syncCtx, "", append(f.c.monitors.SyncedCheckers(), f.c.synced)...) {
 		t.Fatal("informers did not sync")
 	}
 }

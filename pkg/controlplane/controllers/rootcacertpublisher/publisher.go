@@ -16,13 +16,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
@@ -101,8 +99,7 @@ type Publisher struct {
 	data     map[string]string
 	nsLister corelisters.NamespaceLister
 	cmLister corelisters.ConfigMapLister
-	synced   []cache.DoneChecker
-	queue    workqueue.TypedRateLimitingInterface[string]
+	queue    *controllers.NamespaceQueue
 }
 
 // publishedConfigMaps keys, in a shared informer factory (which keeps one
@@ -131,53 +128,26 @@ func ConfigMapInformer(factory informers.SharedInformerFactory) cache.SharedInde
 func New(factory informers.SharedInformerFactory, client kubernetes.Interface, rootCA []byte) (*Publisher, error) {
 	namespaces := factory.Core().V1().Namespaces()
 	configMaps := ConfigMapInformer(factory)
-	p := &Publisher{
-		client:   client,
-		data:     map[string]string{DataKey: string(rootCA)},
-		nsLister: namespaces.Lister(),
-		cmLister: corelisters.NewConfigMapLister(configMaps.GetIndexer()),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "root_ca_cert_publisher"},
-		),
-	}
-	nsReg, err := namespaces.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if ns, ok := obj.(*corev1.Namespace); ok {
-				p.queue.Add(ns.Name)
-			}
-		},
-		UpdateFunc: func(_, obj any) {
-			if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase == corev1.NamespaceActive {
-				p.queue.Add(ns.Name)
-			}
-		},
-	})
+	queue, err := controllers.NewNamespaceQueue("root_ca_cert_publisher", namespaces.Informer())
 	if err != nil {
-		return nil, fmt.Errorf("namespace informer: %w", err)
+		return nil, err
 	}
-	onConfigMap := func(obj any) {
-		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
-		cm, ok := obj.(*corev1.ConfigMap)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("root CA cert publisher: unexpected object %T", obj))
-			return
-		}
-		if cm.Name == ConfigMapName {
-			p.queue.Add(cm.Namespace)
-		}
-	}
-	cmReg, err := configMaps.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	onConfigMap := controllers.QueueNamespaceOf[*corev1.ConfigMap](queue, ConfigMapName, "root CA cert publisher")
+	err = queue.Watch(configMaps, "configmap", cache.ResourceEventHandlerFuncs{
 		AddFunc:    onConfigMap,
 		UpdateFunc: func(_, obj any) { onConfigMap(obj) },
 		DeleteFunc: onConfigMap,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("configmap informer: %w", err)
+		return nil, err
 	}
-	p.synced = []cache.DoneChecker{nsReg.HasSyncedChecker(), cmReg.HasSyncedChecker()}
+	p := &Publisher{
+		client:   client,
+		data:     map[string]string{DataKey: string(rootCA)},
+		nsLister: namespaces.Lister(),
+		cmLister: corelisters.NewConfigMapLister(configMaps.GetIndexer()),
+		queue:    queue,
+	}
 	return p, nil
 }
 
@@ -186,7 +156,7 @@ func (p *Publisher) Name() string { return Name }
 
 // Run works until ctx is done.
 func (p *Publisher) Run(ctx context.Context) {
-	controllers.Workers[string]{Name: p.Name(), Queue: p.queue, Count: workers, Synced: p.synced, Sync: recorded(p.sync)}.Run(ctx)
+	p.queue.Run(ctx, p.Name(), workers, recorded(p.sync))
 }
 
 // sync creates or repairs kube-root-ca.crt in namespace name if it is

@@ -11,12 +11,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
@@ -69,57 +67,28 @@ type Controller struct {
 	client   kubernetes.Interface
 	nsLister corelisters.NamespaceLister
 	saLister corelisters.ServiceAccountLister
-	synced   []cache.DoneChecker
-	queue    workqueue.TypedRateLimitingInterface[string]
+	queue    *controllers.NamespaceQueue
 }
 
 // New registers the controller's handlers on the informers; it does not
 // start them.
 func New(namespaces coreinformers.NamespaceInformer, serviceAccounts coreinformers.ServiceAccountInformer, client kubernetes.Interface) (*Controller, error) {
+	queue, err := controllers.NewNamespaceQueue("serviceaccount", namespaces.Informer())
+	if err != nil {
+		return nil, err
+	}
+	err = queue.Watch(serviceAccounts.Informer(), "serviceaccount", cache.ResourceEventHandlerFuncs{
+		DeleteFunc: controllers.QueueNamespaceOf[*corev1.ServiceAccount](queue, DefaultName, "serviceaccount controller"),
+	})
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
 		client:   client,
 		nsLister: namespaces.Lister(),
 		saLister: serviceAccounts.Lister(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "serviceaccount"},
-		),
+		queue:    queue,
 	}
-	nsReg, err := namespaces.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if ns, ok := obj.(*corev1.Namespace); ok {
-				c.queue.Add(ns.Name)
-			}
-		},
-		UpdateFunc: func(_, obj any) {
-			// Resyncs land here too, which heals anything missed.
-			if ns, ok := obj.(*corev1.Namespace); ok && ns.Status.Phase == corev1.NamespaceActive {
-				c.queue.Add(ns.Name)
-			}
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("namespace informer: %w", err)
-	}
-	saReg, err := serviceAccounts.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			sa, ok := obj.(*corev1.ServiceAccount)
-			if !ok {
-				utilruntime.HandleError(fmt.Errorf("serviceaccount controller: unexpected deleted object %T", obj))
-				return
-			}
-			if sa.Name == DefaultName {
-				c.queue.Add(sa.Namespace)
-			}
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("serviceaccount informer: %w", err)
-	}
-	c.synced = []cache.DoneChecker{nsReg.HasSyncedChecker(), saReg.HasSyncedChecker()}
 	return c, nil
 }
 
@@ -128,7 +97,7 @@ func (c *Controller) Name() string { return Name }
 
 // Run works until ctx is done.
 func (c *Controller) Run(ctx context.Context) {
-	controllers.Workers[string]{Name: c.Name(), Queue: c.queue, Count: workers, Synced: c.synced, Sync: c.sync}.Run(ctx)
+	c.queue.Run(ctx, c.Name(), workers, c.sync)
 }
 
 // sync creates the default ServiceAccount in namespace name if it is

@@ -6,11 +6,10 @@ package approval
 import (
 	"context"
 	"fmt"
-	"io"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates"
 )
@@ -19,41 +18,25 @@ import (
 const PluginName = "CertificateApproval"
 
 // Register registers the plugin.
-func Register(plugins *admission.Plugins) {
-	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) { return New(), nil })
-}
-
-// Plugin checks updates of certificatesigningrequests/approval.
-type Plugin struct {
-	*admission.Handler
-	certificates.Authorized
-}
-
-var (
-	_ admission.ValidationInterface            = &Plugin{}
-	_ initializer.WantsUnconditionalAuthorizer = &Plugin{}
-)
+func Register(plugins *admission.Plugins) { certificates.Register(plugins, PluginName, New) }
 
 // New returns the plugin, which still needs an authorizer.
-func New() *Plugin {
-	return &Plugin{
-		Handler:    admission.NewHandler(admission.Update),
-		Authorized: certificates.NewAuthorized(PluginName),
-	}
+func New() *certificates.SignerPlugin {
+	return certificates.NewSignerPlugin(PluginName, validate, admission.Update)
 }
 
-// Validate requires verb "approve" on signers for the request's
+// validate requires verb "approve" on signers for the request's
 // signerName. The stored (old) object's signer counts, so a request
 // cannot switch signers on the way through.
-func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+func validate(ctx context.Context, authz authorizer.UnconditionalAuthorizer, a admission.Attributes) error {
 	if a.GetSubresource() != "approval" || a.GetResource().GroupResource() != certificatesv1.Resource("certificatesigningrequests") {
 		return nil
 	}
-	csr, ok := a.GetOldObject().(*certificatesv1.CertificateSigningRequest)
-	if !ok {
-		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.GetOldObject()))
+	csr, err := certificates.As[certificatesv1.CertificateSigningRequest](a, a.GetOldObject())
+	if err != nil {
+		return err
 	}
-	if !certificates.IsAuthorizedForSignerName(ctx, p.Authorizer, a.GetUserInfo(), "approve", csr.Spec.SignerName) {
+	if !certificates.IsAuthorizedForSignerName(ctx, authz, a.GetUserInfo(), "approve", csr.Spec.SignerName) {
 		return admission.NewForbidden(a, fmt.Errorf("user not permitted to approve requests with signerName %q", csr.Spec.SignerName))
 	}
 	return nil

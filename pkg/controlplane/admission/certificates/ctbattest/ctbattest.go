@@ -6,12 +6,11 @@ package ctbattest
 import (
 	"context"
 	"fmt"
-	"io"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates"
 )
@@ -20,41 +19,25 @@ import (
 const PluginName = "ClusterTrustBundleAttest"
 
 // Register registers the plugin.
-func Register(plugins *admission.Plugins) {
-	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) { return New(), nil })
-}
-
-// Plugin checks creates and updates of clustertrustbundles.
-type Plugin struct {
-	*admission.Handler
-	certificates.Authorized
-}
-
-var (
-	_ admission.ValidationInterface            = &Plugin{}
-	_ initializer.WantsUnconditionalAuthorizer = &Plugin{}
-)
+func Register(plugins *admission.Plugins) { certificates.Register(plugins, PluginName, New) }
 
 // New returns the plugin, which still needs an authorizer.
-func New() *Plugin {
-	return &Plugin{
-		Handler:    admission.NewHandler(admission.Create, admission.Update),
-		Authorized: certificates.NewAuthorized(PluginName),
-	}
+func New() *certificates.SignerPlugin {
+	return certificates.NewSignerPlugin(PluginName, validate, admission.Create, admission.Update)
 }
 
-// Validate requires verb "attest" on signers for the bundle's signerName.
+// validate requires verb "attest" on signers for the bundle's signerName.
 // A bundle without a signer needs nothing, and neither does an update
 // that touches only the fields garbage collection and storage migration
 // write (owner references, finalizers, managed fields). The new object's
 // signer is checked: validation refuses to change it.
-func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+func validate(ctx context.Context, authz authorizer.UnconditionalAuthorizer, a admission.Attributes) error {
 	if a.GetResource().GroupResource() != certificatesv1.Resource("clustertrustbundles") || a.GetSubresource() != "" {
 		return nil
 	}
-	bundle, ok := a.GetObject().(*certificatesv1.ClusterTrustBundle)
-	if !ok {
-		return admission.NewForbidden(a, fmt.Errorf("expected type ClusterTrustBundle, got: %T", a.GetObject()))
+	bundle, err := certificates.As[certificatesv1.ClusterTrustBundle](a, a.GetObject())
+	if err != nil {
+		return err
 	}
 	if bundle.Spec.SignerName == "" {
 		return nil
@@ -64,7 +47,7 @@ func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admissi
 			return nil
 		}
 	}
-	if !certificates.IsAuthorizedForSignerName(ctx, p.Authorizer, a.GetUserInfo(), "attest", bundle.Spec.SignerName) {
+	if !certificates.IsAuthorizedForSignerName(ctx, authz, a.GetUserInfo(), "attest", bundle.Spec.SignerName) {
 		return admission.NewForbidden(a, fmt.Errorf("user not permitted to attest for signerName %q", bundle.Spec.SignerName))
 	}
 	return nil

@@ -7,12 +7,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apiserver/pkg/admission"
-	"k8s.io/apiserver/pkg/admission/initializer"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/admission/certificates"
 )
@@ -21,48 +20,32 @@ import (
 const PluginName = "CertificateSigning"
 
 // Register registers the plugin.
-func Register(plugins *admission.Plugins) {
-	plugins.Register(PluginName, func(io.Reader) (admission.Interface, error) { return New(), nil })
-}
-
-// Plugin checks updates of certificatesigningrequests/status.
-type Plugin struct {
-	*admission.Handler
-	certificates.Authorized
-}
-
-var (
-	_ admission.ValidationInterface            = &Plugin{}
-	_ initializer.WantsUnconditionalAuthorizer = &Plugin{}
-)
+func Register(plugins *admission.Plugins) { certificates.Register(plugins, PluginName, New) }
 
 // New returns the plugin, which still needs an authorizer.
-func New() *Plugin {
-	return &Plugin{
-		Handler:    admission.NewHandler(admission.Update),
-		Authorized: certificates.NewAuthorized(PluginName),
-	}
+func New() *certificates.SignerPlugin {
+	return certificates.NewSignerPlugin(PluginName, validate, admission.Update)
 }
 
-// Validate requires verb "sign" on signers for the stored request's
+// validate requires verb "sign" on signers for the stored request's
 // signerName when the update changes status.certificate or
 // status.conditions; other status updates pass.
-func (p *Plugin) Validate(ctx context.Context, a admission.Attributes, _ admission.ObjectInterfaces) error {
+func validate(ctx context.Context, authz authorizer.UnconditionalAuthorizer, a admission.Attributes) error {
 	if a.GetSubresource() != "status" || a.GetResource().GroupResource() != certificatesv1.Resource("certificatesigningrequests") {
 		return nil
 	}
-	old, ok := a.GetOldObject().(*certificatesv1.CertificateSigningRequest)
-	if !ok {
-		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.GetOldObject()))
+	old, err := certificates.As[certificatesv1.CertificateSigningRequest](a, a.GetOldObject())
+	if err != nil {
+		return err
 	}
-	csr, ok := a.GetObject().(*certificatesv1.CertificateSigningRequest)
-	if !ok {
-		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.GetObject()))
+	csr, err := certificates.As[certificatesv1.CertificateSigningRequest](a, a.GetObject())
+	if err != nil {
+		return err
 	}
 	if bytes.Equal(old.Status.Certificate, csr.Status.Certificate) && apiequality.Semantic.DeepEqual(old.Status.Conditions, csr.Status.Conditions) {
 		return nil
 	}
-	if !certificates.IsAuthorizedForSignerName(ctx, p.Authorizer, a.GetUserInfo(), "sign", old.Spec.SignerName) {
+	if !certificates.IsAuthorizedForSignerName(ctx, authz, a.GetUserInfo(), "sign", old.Spec.SignerName) {
 		return admission.NewForbidden(a, fmt.Errorf("user not permitted to sign requests with signerName %q", old.Spec.SignerName))
 	}
 	return nil

@@ -8,11 +8,8 @@ import (
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
-	"k8s.io/apiserver/pkg/storage/names"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/flowcontrol/validation"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/typed"
@@ -28,35 +25,14 @@ type Storage struct {
 // is cleared on create and kept on update of the main resource, a spec
 // change bumps metadata.generation, and only /status writes the status.
 func NewStorage(typer runtime.ObjectTyper, optsGetter generic.RESTOptionsGetter) (*Storage, error) {
-	strategy := &typed.Strategy[*flowcontrolv1.FlowSchema]{
-		Spec:                func(fs *flowcontrolv1.FlowSchema) any { return fs.Spec },
-		ObjectTyper:         typer,
-		NameGenerator:       names.SimpleNameGenerator,
-		UnconditionalUpdate: true,
-		PrepareCreate: func(_ context.Context, fs *flowcontrolv1.FlowSchema) {
-			fs.Status = flowcontrolv1.FlowSchemaStatus{}
-		},
-		PrepareUpdateFn: func(_ context.Context, fs, old *flowcontrolv1.FlowSchema) {
-			fs.Status = old.Status
-		},
-		ValidateCreate: func(_ context.Context, fs *flowcontrolv1.FlowSchema) field.ErrorList {
-			return validation.ValidateFlowSchema(fs)
-		},
-		ValidateUpdateFn: func(_ context.Context, fs, old *flowcontrolv1.FlowSchema) field.ErrorList {
-			return validation.ValidateFlowSchemaUpdate(fs, old)
-		},
-		ResetFields: map[fieldpath.APIVersion]*fieldpath.Set{
-			"flowcontrol.apiserver.k8s.io/v1": fieldpath.NewSet(fieldpath.MakePathOrDie("status")),
-		},
-	}
-	store, err := typed.Resource[*flowcontrolv1.FlowSchema, *flowcontrolv1.FlowSchemaList]{
-		GroupResource: flowcontrolv1.Resource("flowschemas"),
-		Singular:      "flowschema",
-		New:           func() *flowcontrolv1.FlowSchema { return &flowcontrolv1.FlowSchema{} },
-		NewList:       func() *flowcontrolv1.FlowSchemaList { return &flowcontrolv1.FlowSchemaList{} },
-		Strategy:      strategy,
-		Table:         TableConvertor(),
-	}.NewStore(optsGetter)
+	strategy := typed.NewStrategy(typer, typed.ClusterScoped, validation.ValidateFlowSchema, validation.ValidateFlowSchemaUpdate)
+	strategy.UnconditionalUpdate = true
+	strategy.Spec = func(fs *flowcontrolv1.FlowSchema) any { return fs.Spec }
+	strategy.PrepareCreate = func(_ context.Context, fs *flowcontrolv1.FlowSchema) { fs.Status = flowcontrolv1.FlowSchemaStatus{} }
+	strategy.PrepareUpdateFn = func(_ context.Context, fs, old *flowcontrolv1.FlowSchema) { fs.Status = old.Status }
+	strategy.ResetFields = typed.StatusResetFields("flowcontrol.apiserver.k8s.io/v1")
+	store, err := typed.NewResource[flowcontrolv1.FlowSchema, flowcontrolv1.FlowSchemaList](
+		flowcontrolv1.Resource("flowschemas"), "flowschema", strategy, TableConvertor()).NewStore(optsGetter)
 	if err != nil {
 		return nil, err
 	}
