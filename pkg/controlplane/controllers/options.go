@@ -46,6 +46,13 @@ type Options struct {
 	// UseServiceAccountCredentials gives each controller its own service
 	// account (kube-system/<name>) and token, as upstream's flag does.
 	UseServiceAccountCredentials bool
+	// ClusterSigningCA, if set, is the CA every controller that signs
+	// certificates signs with, in place of its own flags' (the CSR
+	// signer's --cluster-signing-{cert,key}-file): `gcp start` gives its
+	// cluster CA, the one the API server trusts for client certificates,
+	// without knowing which controllers sign. Such a controller's options
+	// implement ClusterSigningCAUser.
+	ClusterSigningCA CAFiles
 
 	// descriptors are the controllers the options choose from.
 	descriptors []Descriptor
@@ -93,9 +100,15 @@ func NewOptions(descriptors []Descriptor) *Options {
 	return o
 }
 
+// CAFiles are the PEM files of a certificate authority: its certificate
+// and its private key.
+type CAFiles struct {
+	CertFile, KeyFile string
+}
+
 // ControllerOptions returns the own options of the controller named name,
 // nil if it has none or is not one of the options' controllers. A caller
-// sets them before Config, e.g. csrsigning.UseCA.
+// sets them before Config.
 func (o *Options) ControllerOptions(name string) ControllerOptions { return o.own[name] }
 
 // ownInOrder returns the controllers' own options in name order.
@@ -197,6 +210,13 @@ func (o *Options) Validate() []error {
 
 // Config validates the options and builds the configuration.
 func (o *Options) Config() (*Config, error) {
+	if o.ClusterSigningCA != (CAFiles{}) {
+		for _, own := range o.ownInOrder() {
+			if signer, ok := own.(ClusterSigningCAUser); ok {
+				signer.UseClusterSigningCA(o.ClusterSigningCA)
+			}
+		}
+	}
 	if errs := o.Validate(); len(errs) > 0 {
 		return nil, utilerrors.NewAggregate(errs)
 	}
