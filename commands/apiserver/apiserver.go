@@ -7,6 +7,7 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -31,6 +32,39 @@ func NewOptions(comp composition.Composition) *options.Options {
 	return o
 }
 
+// Serves says, for a command's help, what the composition's API server
+// serves: its API groups in the order of the stack's layers, then CRDs
+// and APIServices if it serves them. It is empty for a composition that
+// serves nothing (a stack that did not compose).
+func Serves(comp composition.Composition) string {
+	var groups []string
+	for _, g := range comp.APIGroups {
+		if name := g.GroupName(); name != "" {
+			groups = append(groups, name)
+		} else {
+			groups = append(groups, "core (v1)")
+		}
+	}
+	if comp.APIExtensions {
+		groups = append(groups, "apiextensions.k8s.io (CRDs)")
+	}
+	if comp.Aggregator {
+		groups = append(groups, "apiregistration.k8s.io (APIServices)")
+	}
+	if len(groups) == 0 {
+		return ""
+	}
+	return "It serves the API groups " + sentence(groups) + "."
+}
+
+// sentence joins items as a sentence does: "a", "a and b", "a, b and c".
+func sentence(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
 // NewCommand returns `apiserver` serving the APIs of stack; it serves until
 // ctx is done. name is the product's, as main's root command is called.
 // The stack is composed once, here; if that fails, running the command
@@ -45,9 +79,8 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: "Run the API server against external etcd members",
-		Long: "Run the " + name + " API server: namespaces, configmaps, secrets, service accounts, events, leases, " +
-			"CRDs and APIServices, stored in the etcd members given with --etcd-servers.",
-		Args: cobra.NoArgs,
+		Long:  "Run the " + name + " API server, with its data in the etcd members given with --etcd-servers. " + Serves(comp),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := version.CheckVersionFlags(cmd.Flags()); err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 	"k8s.io/component-base/term"
 	"k8s.io/klog/v2"
 
+	apiservercmd "github.com/gcp-project/gcp/commands/apiserver"
 	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
 	etcdcmd "github.com/gcp-project/gcp/commands/etcd"
 	"github.com/gcp-project/gcp/internal/gcheadroom"
@@ -120,7 +121,8 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 		Use:   "start",
 		Short: "Run etcd, the API server and the controllers in one process",
 		Long: "Run a whole " + name + " control plane in one process: an embedded etcd member reachable only through a unix socket " +
-			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused.",
+			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused. " +
+			apiservercmd.Serves(comp),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := version.CheckVersionFlags(cmd.Flags()); err != nil {
