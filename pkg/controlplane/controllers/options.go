@@ -143,6 +143,35 @@ func (o *Options) names() (all, disabled []string, aliases map[string]string) {
 	return all, disabled, aliases
 }
 
+// nameClashes returns an error for each name --controllers could not
+// resolve to one controller: a name or alias that two descriptors have
+// (layering.Stack.Compose refuses them too, naming the layers; this holds
+// for descriptors given to NewOptions directly).
+func nameClashes(descriptors []Descriptor) []error {
+	var errs []error
+	owner := map[string]string{}
+	claim := func(name, controller string) {
+		if other, ok := owner[name]; ok {
+			if other == controller {
+				errs = append(errs, fmt.Errorf("two controllers are named %q", name))
+			} else {
+				errs = append(errs, fmt.Errorf("controller name or alias %q is both controller %q's and controller %q's", name, other, controller))
+			}
+			return
+		}
+		owner[name] = controller
+	}
+	for _, d := range descriptors {
+		claim(d.Name, d.Name)
+	}
+	for _, d := range descriptors {
+		for _, a := range d.Aliases {
+			claim(a, d.Name)
+		}
+	}
+	return errs
+}
+
 // AddFlags adds the flags in sections like kube-controller-manager's.
 func (o *Options) AddFlags(fss *cliflag.NamedFlagSets) {
 	all, disabled, aliases := o.names()
@@ -190,7 +219,7 @@ type Config struct {
 // Validate returns every problem with the options; it reads no file.
 func (o *Options) Validate() []error {
 	all, disabled, aliases := o.names()
-	var errs []error
+	errs := nameClashes(o.descriptors)
 	errs = append(errs, o.Generic.Validate(all, disabled, aliases)...)
 	errs = append(errs, o.SecureServing.Validate()...)
 	for _, own := range o.ownInOrder() {
