@@ -13,6 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/gcp-project/gcp/commands/multicall"
+	"github.com/gcp-project/gcp/pkg/layering"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden --help and flag files in testdata/")
@@ -35,13 +38,13 @@ func TestHelpGolden(t *testing.T) {
 			walk(append(slices.Clip(path), sub.Name()), sub)
 		}
 	}
-	for _, cmd := range newRoot(context.Background()).Commands() {
+	for _, cmd := range multicall.NewRoot(context.Background(), product()).Commands() {
 		walk([]string{cmd.Name()}, cmd)
 	}
 	for _, path := range paths {
 		name := strings.Join(path, "_")
 		t.Run(name, func(t *testing.T) {
-			root := newRoot(context.Background())
+			root := multicall.NewRoot(context.Background(), product())
 			cmd, _, err := root.Find(path)
 			if err != nil {
 				t.Fatal(err)
@@ -107,8 +110,7 @@ func compareGolden(t *testing.T, path, got string) {
 // gcp's own says "gcp". Names that are data, not the product (the Lease
 // gcp-controllers, the data dir .gcp, the etcd member gcp), may stay.
 func TestHelpSaysTheProductsName(t *testing.T) {
-	root := &cobra.Command{Use: "widgets"}
-	addCommands(context.Background(), root)
+	root := multicall.NewRoot(context.Background(), multicall.Product{Name: "widgets", Stack: layering.Generic()})
 	gcp := regexp.MustCompile(`(^|[^-./="\w])gcp([^-="\w]|$)`)
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {
@@ -173,5 +175,5 @@ func TestNoBackquotesInFlagHelp(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(newRoot(context.Background()))
+	walk(multicall.NewRoot(context.Background(), product()))
 }

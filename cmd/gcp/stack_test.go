@@ -10,9 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gcp-project/gcp/commands/apiserver"
-	"github.com/gcp-project/gcp/commands/controllers"
+	controllerscmd "github.com/gcp-project/gcp/commands/controllers"
 	"github.com/gcp-project/gcp/commands/manifests"
 	"github.com/gcp-project/gcp/commands/start"
+	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
 	"github.com/gcp-project/gcp/pkg/layering"
 )
 
@@ -28,7 +29,7 @@ func TestBadStackIsTheCommandsError(t *testing.T) {
 	for args, newCommand := range map[string]func() *cobra.Command{
 		"start --data-dir " + t.TempDir(): func() *cobra.Command { return start.NewCommand(ctx, "gcp", bad) },
 		"apiserver":                       func() *cobra.Command { return apiserver.NewCommand(ctx, "gcp", bad) },
-		"controllers --kubeconfig x":      func() *cobra.Command { return controllers.NewCommand(ctx, "gcp", bad) },
+		"controllers --kubeconfig x":      func() *cobra.Command { return controllerscmd.NewCommand(ctx, "gcp", bad) },
 		"manifests systemd --role apiserver -- --etcd-servers https://127.0.0.1:2379": func() *cobra.Command {
 			return manifests.NewCommand("gcp", bad)
 		},
@@ -60,5 +61,24 @@ func TestBadStackIsTheCommandsError(t *testing.T) {
 				t.Errorf("error %q is more than one line", err)
 			}
 		})
+	}
+}
+
+// TestHelpFollowsTheStack: the help of the commands that serve a stack
+// names what that stack serves and runs, so a consumer's binary without
+// coordination (examples/widgets) does not claim leases, and a layer's
+// own controller is listed.
+func TestHelpFollowsTheStack(t *testing.T) {
+	mine := layering.Layer{Name: "mine", Controllers: []controllers.Descriptor{{Name: "widget-controller"}, {Name: "gizmo-controller", DisabledByDefault: true}}}
+	stack := layering.Generic().Without(layering.Coordination).With(mine)
+	ctx := context.Background()
+	for _, cmd := range []*cobra.Command{start.NewCommand(ctx, "widgets", stack), apiserver.NewCommand(ctx, "widgets", stack)} {
+		if strings.Contains(cmd.Long, "coordination.k8s.io") || !strings.Contains(cmd.Long, "rbac.authorization.k8s.io") || !strings.Contains(cmd.Long, "apiextensions.k8s.io (CRDs)") {
+			t.Errorf("%s's help does not list the stack's groups: %s", cmd.Name(), cmd.Long)
+		}
+	}
+	cmd := controllerscmd.NewCommand(ctx, "widgets", stack)
+	if !strings.Contains(cmd.Long, ", widget-controller; off unless --controllers names them: gizmo-controller)") || !strings.Contains(cmd.Long, "(namespace-controller, ") {
+		t.Errorf("controllers' help does not list the stack's controllers: %s", cmd.Long)
 	}
 }

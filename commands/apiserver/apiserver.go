@@ -41,9 +41,8 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 	cmd := &cobra.Command{
 		Use:   "apiserver",
 		Short: "Run the API server against external etcd members",
-		Long: "Run the " + name + " API server: namespaces, configmaps, secrets, service accounts, events, leases, " +
-			"CRDs and APIServices, stored in the etcd members given with --etcd-servers.",
-		Args: cobra.NoArgs,
+		Long:  "Run the " + name + " API server, with its data in the etcd members given with --etcd-servers. " + comp.Describe(),
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := version.CheckVersionFlags(cmd.Flags()); err != nil {
 				return err

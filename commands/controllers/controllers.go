@@ -6,6 +6,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -47,8 +48,7 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 	cmd := &cobra.Command{
 		Use:   "controllers",
 		Short: "Run the controllers against an API server",
-		Long: "Run " + name + "'s controllers (namespace deletion, garbage collection, service accounts, root CA publishing, resource quota usage, " +
-			"ClusterRole aggregation, CertificateSigningRequest signing and cleaning, ValidatingAdmissionPolicy type checking) against the API server in --kubeconfig. Several may run; they elect a leader " +
+		Long: "Run " + name + "'s controllers" + runs(comp) + " against the API server in --kubeconfig. Several may run; they elect a leader " +
 			"with the Lease kube-system/" + controllers.LeaseName + " and only the leader works.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -92,6 +92,31 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 	cols, _, _ := term.TerminalSize(cmd.OutOrStdout())
 	cliflag.SetUsageAndHelpFunc(cmd, *fss, cols)
 	return cmd
+}
+
+// runs names, for the help, the composition's controllers: " (a, b; off
+// unless --controllers names them: c)", or nothing for a composition
+// without any (a stack that did not compose).
+func runs(comp composition.Composition) string {
+	var on, off []string
+	for _, d := range comp.Controllers {
+		if d.DisabledByDefault {
+			off = append(off, d.Name)
+		} else {
+			on = append(on, d.Name)
+		}
+	}
+	if len(on)+len(off) == 0 {
+		return ""
+	}
+	out := " (" + strings.Join(on, ", ")
+	if len(off) > 0 {
+		if len(on) > 0 {
+			out += "; "
+		}
+		out += "off unless --controllers names them: " + strings.Join(off, ", ")
+	}
+	return out + ")"
 }
 
 // addFeatureFlags adds --feature-gates, --emulated-version and

@@ -120,7 +120,8 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 		Use:   "start",
 		Short: "Run etcd, the API server and the controllers in one process",
 		Long: "Run a whole " + name + " control plane in one process: an embedded etcd member reachable only through a unix socket " +
-			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused.",
+			"in the data dir, the API server and the controllers. Certificates and admin.kubeconfig are created on the first start and reused. " +
+			comp.Describe(),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := version.CheckVersionFlags(cmd.Flags()); err != nil {

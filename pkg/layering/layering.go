@@ -231,12 +231,14 @@ func (s Stack) Names() []string {
 // of the stack's controllers, with the union of the rules of the
 // controllers that share it. It fails on two layers with one name, two
 // layers serving one API group, two post-start hooks, two handler chain
-// filters or two controllers with one name.
+// filters or two controllers with one name, or a controller alias that is
+// another controller's name or alias.
 func (s Stack) Compose() (composition.Composition, error) {
 	c := composition.Composition{PostStartHooks: map[string]genericapiserver.PostStartHookFunc{}}
 	seenLayers := map[string]bool{}
 	seenGroups := map[string]string{}
-	seenControllers := map[string]string{}
+	seenControllers := map[string]string{} // controller name -> layer
+	aliasOf := map[string]string{}         // alias -> controller name
 	seenFilters := map[string]string{}
 	for _, l := range s {
 		if seenLayers[l.Name] {
@@ -276,7 +278,21 @@ func (s Stack) Compose() (composition.Composition, error) {
 			if other, ok := seenControllers[d.Name]; ok {
 				return composition.Composition{}, fmt.Errorf("controller %q is in layers %q and %q", d.Name, other, l.Name)
 			}
+			if other, ok := aliasOf[d.Name]; ok {
+				return composition.Composition{}, fmt.Errorf("controller %q (layer %q) is named as an alias of controller %q", d.Name, l.Name, other)
+			}
 			seenControllers[d.Name] = l.Name
+			// --controllers takes a name or an alias: each must mean one
+			// controller, or one would silently win.
+			for _, a := range d.Aliases {
+				if _, ok := seenControllers[a]; ok {
+					return composition.Composition{}, fmt.Errorf("alias %q of controller %q (layer %q) is the name of a controller", a, d.Name, l.Name)
+				}
+				if other, ok := aliasOf[a]; ok {
+					return composition.Composition{}, fmt.Errorf("alias %q of controller %q (layer %q) is an alias of controller %q too", a, d.Name, l.Name, other)
+				}
+				aliasOf[a] = d.Name
+			}
 			c.Controllers = append(c.Controllers, d)
 		}
 	}

@@ -52,6 +52,14 @@ func TestComposeRejectsDuplicates(t *testing.T) {
 		"hook":       {Stack{{Name: "a", PostStartHooks: map[string]genericapiserver.PostStartHookFunc{"h": hook}}, {Name: "b", PostStartHooks: map[string]genericapiserver.PostStartHookFunc{"h": hook}}}, `post-start hook "h"`},
 		"filter":     {Stack{{Name: "a", Filters: []composition.Filter{{Name: "f"}}}, {Name: "b", Filters: []composition.Filter{{Name: "f"}}}}, `handler chain filter "f" is in layers "a" and "b"`},
 		"controller": {Generic().With(Layer{Name: "mine", Controllers: []controllers.Descriptor{ctrl}}), `controller "namespace-controller" is in layers "core" and "mine"`},
+		"alias is a name": {Generic().With(Layer{Name: "mine", Controllers: []controllers.Descriptor{{Name: "mine-controller", Aliases: []string{"namespace-controller"}}}}),
+			`alias "namespace-controller" of controller "mine-controller" (layer "mine") is the name of a controller`},
+		"alias is an alias": {Generic().With(Layer{Name: "mine", Controllers: []controllers.Descriptor{{Name: "mine-controller", Aliases: []string{"namespace"}}}}),
+			`alias "namespace" of controller "mine-controller" (layer "mine") is an alias of controller "namespace-controller" too`},
+		"name is an alias": {Generic().With(Layer{Name: "mine", Controllers: []controllers.Descriptor{{Name: "namespace"}}}),
+			`controller "namespace" (layer "mine") is named as an alias of controller "namespace-controller"`},
+		"alias is its own name": {Stack{{Name: "a", Controllers: []controllers.Descriptor{{Name: "x", Aliases: []string{"x"}}}}},
+			`alias "x" of controller "x" (layer "a") is the name of a controller`},
 	} {
 		if _, err := c.stack.Compose(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", name, err, c.want)

@@ -336,3 +336,60 @@ func TestKubectlEndsOnFirstSIGINT(t *testing.T) {
 		}
 	}
 }
+
+// TestSymlinks: `gcp --make-symlinks DIR` makes a link per command, and the
+// shipped binary, called by a link's name, runs that command
+// (hyperkube-style, commands/multicall).
+func TestSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command(gcpBinary, "--make-symlinks", dir).CombinedOutput(); err != nil {
+		t.Fatalf("gcp --make-symlinks: %v\n%s", err, out)
+	}
+	for _, command := range []string{"apiserver", "controllers", "etcd", "start", "manifests", "pki", "snapshot", "version"} {
+		out, err := exec.Command(filepath.Join(dir, "gcp-"+command), "--help").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Usage:\n  gcp "+command+" ") {
+			t.Errorf("gcp-%s --help: %v\n%s", command, err, out)
+		}
+	}
+	kubectl := exec.Command(filepath.Join(dir, "kubectl"), "version", "--client")
+	kubectl.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(dir, "none"))
+	if out, err := kubectl.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "Client Version: v1.") {
+		t.Errorf("kubectl version --client: %v\n%s", err, out)
+	}
+	// gcp-start is `gcp start`: it serves, and stops on SIGTERM.
+	dataDir := filepath.Join(t.TempDir(), "data")
+	start := exec.Command(filepath.Join(dir, "gcp-start"), "--data-dir", dataDir, "--secure-port", "0")
+	var log syncBuffer
+	start.Stdout, start.Stderr = &log, &log
+	if err := start.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- start.Wait() }()
+	defer func() { _ = start.Process.Kill() }()
+	kubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if _, err := os.Stat(kubeconfig); err == nil {
+			if err := exec.Command(gcpBinary, "kubectl", "--kubeconfig", kubeconfig, "get", "--raw", "/readyz").Run(); err == nil {
+				break
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("gcp-start exited before ready: %v\n%s", err, &log)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gcp-start not ready after 60s:\n%s", &log)
+		}
+	}
+	_ = start.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("gcp-start after SIGTERM: %v\n%s", err, &log)
+		}
+	case <-time.After(60 * time.Second):
+		t.Errorf("gcp-start did not stop within 60s of SIGTERM:\n%s", &log)
+	}
+}

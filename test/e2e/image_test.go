@@ -184,6 +184,9 @@ func TestImage(t *testing.T) {
 		if !h.ModTime.Equal(commitTime) || h.Uid != 0 || h.Gid != 0 {
 			t.Errorf("%s: time %s, owner %d:%d; want the commit's time, root", h.Name, h.ModTime, h.Uid, h.Gid)
 		}
+		if h.Typeflag == tar.TypeSymlink && (!strings.HasPrefix(h.Name, "usr/local/bin/") || h.Linkname != "gcp") {
+			t.Errorf("%s -> %s: want a link to gcp beside it", h.Name, h.Linkname)
+		}
 		if h.Name == "usr/local/bin/gcp" {
 			body, _ := io.ReadAll(tr)
 			if err := os.WriteFile(binary, body, 0o755); err != nil {
@@ -191,7 +194,10 @@ func TestImage(t *testing.T) {
 			}
 		}
 	}
-	want := "etc/ etc/group etc/nsswitch.conf etc/passwd tmp/ usr/ usr/local/ usr/local/bin/ usr/local/bin/gcp"
+	want := "etc/ etc/group etc/nsswitch.conf etc/passwd tmp/ usr/ usr/local/ usr/local/bin/ usr/local/bin/gcp" +
+		// hyperkube-style: each runs its command (commands/multicall).
+		" usr/local/bin/gcp-apiserver usr/local/bin/gcp-controllers usr/local/bin/gcp-etcd usr/local/bin/gcp-manifests" +
+		" usr/local/bin/gcp-pki usr/local/bin/gcp-snapshot usr/local/bin/gcp-start usr/local/bin/gcp-version usr/local/bin/kubectl"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("layer holds %s, want %s", got, want)
 	}
@@ -208,6 +214,20 @@ func TestImage(t *testing.T) {
 	out, err := exec.Command(binary, "version").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "gcp "+tag+" ") {
 		t.Errorf("the image's gcp version: %v %s", err, out)
+	}
+	// The image's links, as the layer has them: gcp-version is gcp
+	// version, kubectl is gcp kubectl.
+	for link, args := range map[string][]string{"gcp-version": nil, "kubectl": {"version", "--client"}} {
+		path := filepath.Join(filepath.Dir(binary), link)
+		if err := os.Symlink("gcp", path); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(path, args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"))
+		out, err := cmd.CombinedOutput()
+		if want := map[string]string{"gcp-version": "gcp " + tag + " ", "kubectl": "Client Version: " + tag}[link]; err != nil || !strings.HasPrefix(string(out), want) {
+			t.Errorf("the image's %s: %v %s, want %q", link, err, out, want)
+		}
 	}
 }
 

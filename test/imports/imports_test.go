@@ -1,8 +1,8 @@
 // Package imports checks the import rules of STYLE.md with `go list`: no
 // k8s.io/kubernetes anywhere, and dependencies only in the allowed
-// direction (cmd -> commands -> pkg/layering -> pkg/controlplane; main
-// also picks the stack from pkg/layering; pkg/testserver sits beside the
-// commands, over pkg/layering).
+// direction (cmd -> commands/multicall -> commands -> pkg/layering ->
+// pkg/controlplane; main also picks the stack from pkg/layering;
+// pkg/testserver sits beside the commands, over pkg/layering).
 package imports
 
 import (
@@ -93,6 +93,10 @@ func allowed(from, to string) bool {
 	case strings.HasPrefix(f, "cmd/"):
 		// main picks the stack the commands serve.
 		return strings.HasPrefix(d, "commands/") || strings.HasPrefix(d, "pkg/layering")
+	case strings.HasPrefix(f, "commands/multicall"):
+		// The binary's root: it puts every command under it, so that a
+		// product's main (gcp's, a consumer's) is one line.
+		return strings.HasPrefix(d, "commands/") || strings.HasPrefix(d, "pkg/") || strings.HasPrefix(d, "internal/")
 	case strings.HasPrefix(f, "commands/"):
 		if strings.HasPrefix(d, "commands/") {
 			// A command's own subpackages only: what two commands
@@ -153,6 +157,8 @@ func TestRuleTable(t *testing.T) {
 		{"commands/start", "commands/etcd", false},
 		{"commands/manifests", "commands/apiserver", false},
 		{"commands/kubectl", "commands/kubectl/translations", true},
+		{"commands/multicall", "commands/apiserver", true},
+		{"commands/apiserver", "commands/multicall", false},
 		{"pkg/controlplane/apiserver", "pkg/layering", false},
 		{"pkg/layering", "pkg/controlplane/registry", true},
 		{"pkg/controlplane/apiserver", "commands/start", false},

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
-	"github.com/gcp-project/gcp/pkg/controlplane/controllers/csrsigning"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/garbagecollector"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/resourcequota"
 	"github.com/gcp-project/gcp/pkg/testserver"
@@ -32,7 +31,7 @@ func runControllers(t testing.TB, s *testserver.Server, descriptors ...controlle
 	// Unthrottled, as the admin client of the tests.
 	o.Generic.ClientConnection.QPS, o.Generic.ClientConnection.Burst = -1, -1
 	// The CSR signer signs with the CA the server trusts for clients.
-	csrsigning.UseCA(o, s.PKI.CACert, s.PKI.CAKey)
+	o.ClusterSigningCA = controllers.CAFiles{CertFile: s.PKI.CACert, KeyFile: s.PKI.CAKey}
 	cfg, err := o.Config()
 	if err != nil {
 		t.Fatal(err)

@@ -8,19 +8,23 @@
 // before main (GODEBUG=inittrace=1), in `gcp start` and the other servers too, which never show
 // kubectl's help. kubectl offers a hook for this,
 // i18n.SetLoadTranslationsFunc, to be set in an init function that runs
-// before any package translates. This package sets it: in a process whose
-// first argument is not "kubectl", kubectl's strings stay untranslated
+// before any package translates. This package sets it: in a process that
+// does not run kubectl (neither its first argument "kubectl" nor its file
+// name kubectl or <product>-kubectl), kubectl's strings stay untranslated
 // (English, as written in its source); `gcp kubectl` loads the catalogs
 // as kubectl does.
 //
-// It must be imported by the main package. Go initialises packages in the
-// order of their import paths among those whose imports are done, and
+// commands/multicall imports it, so every binary built on it has it. Go
+// initialises packages in the order of their import paths among those
+// whose imports are done, and
 // this one imports only the i18n package, so it runs before every
 // k8s.io/kubectl package that translates.
 package translations
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 
 	"k8s.io/kubectl/pkg/util/i18n"
 )
@@ -29,7 +33,7 @@ import (
 var Skipped bool
 
 func init() {
-	if len(os.Args) > 1 && os.Args[1] == "kubectl" {
+	if runsKubectl(os.Args) {
 		return
 	}
 	// The error says a package translated before this init ran; then the
@@ -37,4 +41,15 @@ func init() {
 	if err := i18n.SetLoadTranslationsFunc(func() error { return nil }); err == nil {
 		Skipped = true
 	}
+}
+
+// runsKubectl says whether a process with these arguments runs kubectl:
+// `<product> kubectl ...`, or the binary called by a name that runs it
+// (kubectl, <product>-kubectl; commands/multicall dispatches on them).
+func runsKubectl(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	base := filepath.Base(args[0])
+	return base == "kubectl" || strings.HasSuffix(base, "-kubectl") || len(args) > 1 && args[1] == "kubectl"
 }

@@ -107,7 +107,11 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	layerTar, err := rootfs(*name, bin, created)
+	links, err := linkNames(*binary)
+	if err != nil {
+		return err
+	}
+	layerTar, err := rootfs(*name, bin, links, created)
 	if err != nil {
 		return err
 	}
@@ -122,7 +126,7 @@ func run(args []string, stdout io.Writer) error {
 	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{
 		Created:   v1.Time{Time: created},
 		CreatedBy: "hack/build.sh image",
-		Comment:   "the statically linked " + *name + " binary, /etc/passwd and /etc/group",
+		Comment:   "the statically linked " + *name + " binary, its links per command, /etc/passwd and /etc/group",
 	}})
 	if err != nil {
 		return err
@@ -206,23 +210,29 @@ func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 // nothing else. No CA certificates: the static pods mount the host's
 // /etc/ssl/certs (see docs/deploy.md), so an OIDC issuer is trusted as the
 // host trusts it and the image holds no roots that go stale.
-func rootfs(name string, binary []byte, mtime time.Time) ([]byte, error) {
+func rootfs(name string, binary []byte, links []string, mtime time.Time) ([]byte, error) {
 	type entry struct {
 		mode int64
-		body []byte // nil for a directory
+		body []byte // nil for a directory or a link
+		link string // a symlink's target
 	}
 	files := map[string]entry{
-		"etc/":           {0o755, nil},
-		"tmp/":           {0o1777, nil},
-		"usr/":           {0o755, nil},
-		"usr/local/":     {0o755, nil},
-		"usr/local/bin/": {0o755, nil},
+		"etc/":           {0o755, nil, ""},
+		"tmp/":           {0o1777, nil, ""},
+		"usr/":           {0o755, nil, ""},
+		"usr/local/":     {0o755, nil, ""},
+		"usr/local/bin/": {0o755, nil, ""},
 		// root for the static pods (they read root's 0600 keys with no
 		// capabilities), nobody for `podman run --user 65534`.
-		"etc/passwd":            {0o644, []byte("root:x:0:0:root:/:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n")},
-		"etc/group":             {0o644, []byte("root:x:0:\nnobody:x:65534:\n")},
-		"etc/nsswitch.conf":     {0o644, []byte("hosts: files dns\n")},
-		"usr/local/bin/" + name: {0o755, binary},
+		"etc/passwd":            {0o644, []byte("root:x:0:0:root:/:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n"), ""},
+		"etc/group":             {0o644, []byte("root:x:0:\nnobody:x:65534:\n"), ""},
+		"etc/nsswitch.conf":     {0o644, []byte("hosts: files dns\n"), ""},
+		"usr/local/bin/" + name: {0o755, binary, ""},
+	}
+	// hyperkube-style names that run one command (gcp-apiserver, kubectl),
+	// beside the binary they point to.
+	for _, l := range links {
+		files["usr/local/bin/"+l] = entry{0o777, nil, name}
 	}
 	names := make([]string, 0, len(files))
 	for n := range files {
@@ -234,9 +244,13 @@ func rootfs(name string, binary []byte, mtime time.Time) ([]byte, error) {
 	for _, n := range names {
 		e := files[n]
 		h := &tar.Header{Name: n, Mode: e.mode, ModTime: mtime, Uname: "root", Gname: "root", Format: tar.FormatPAX}
-		if e.body == nil {
+		switch {
+		case e.link != "":
+			h.Typeflag = tar.TypeSymlink
+			h.Linkname = e.link
+		case e.body == nil:
 			h.Typeflag = tar.TypeDir
-		} else {
+		default:
 			h.Typeflag = tar.TypeReg
 			h.Size = int64(len(e.body))
 		}
@@ -251,6 +265,33 @@ func rootfs(name string, binary []byte, mtime time.Time) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// linkNames returns the file names binary runs one of its commands under,
+// as `binary --make-symlinks DIR` makes them.
+func linkNames(binary string) ([]string, error) {
+	dir, err := os.MkdirTemp("", "image-links")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if out, err := exec.Command(binary, "--make-symlinks", dir).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("%s --make-symlinks: %w: %s", binary, err, out)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s --make-symlinks made no links", binary)
+	}
+	return names, nil
 }
 
 type archiveSizes struct{ compressed int64 }

@@ -16,7 +16,6 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers"
-	"github.com/gcp-project/gcp/pkg/controlplane/controllers/csrsigning"
 )
 
 // AdminKubeconfigName is the admin kubeconfig's file name in the data dir.
@@ -75,9 +74,9 @@ func controllersConfig(kubeconfig string, files *pki.Files, descriptors []contro
 	o := controllers.NewOptions(descriptors)
 	o.Kubeconfig = kubeconfig
 	o.Generic.Controllers = selection
-	// The CSR signer signs with the cluster CA, the one the API server
-	// trusts for client certificates.
-	csrsigning.UseCA(o, files.CACert, files.CAKey)
+	// The controllers that sign certificates (the CSR signer) sign with
+	// the cluster CA, the one the API server trusts for client certificates.
+	o.ClusterSigningCA = controllers.CAFiles{CertFile: files.CACert, KeyFile: files.CAKey}
 	o.SecureServing.BindPort = 0
 	o.Generic.LeaderElection.LeaderElect = false
 	cfg, err := o.Config()

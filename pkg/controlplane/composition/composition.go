@@ -11,6 +11,7 @@ package composition
 
 import (
 	"net/http"
+	"strings"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	genericapiserver "k8s.io/apiserver/pkg/server"
@@ -106,4 +107,37 @@ func (c Composition) GetOpenAPIDefinitions() common.GetOpenAPIDefinitions {
 		}
 		return out
 	}
+}
+
+// Describe says in a sentence which API groups c serves, for help texts
+// ("It serves the API groups core (v1), rbac.authorization.k8s.io and
+// apiextensions.k8s.io (CRDs)."), or "" when it serves none. The commands
+// of a consumer's stack so describe that stack, not gcp's.
+func (c Composition) Describe() string {
+	var groups []string
+	for _, g := range c.APIGroups {
+		if name := g.GroupName(); name != "" {
+			groups = append(groups, name)
+		} else {
+			groups = append(groups, "core (v1)")
+		}
+	}
+	if c.APIExtensions {
+		groups = append(groups, "apiextensions.k8s.io (CRDs)")
+	}
+	if c.Aggregator {
+		groups = append(groups, "apiregistration.k8s.io (APIServices)")
+	}
+	if len(groups) == 0 {
+		return ""
+	}
+	return "It serves the API groups " + sentence(groups) + "."
+}
+
+// sentence joins items as a sentence does: "a", "a and b", "a, b and c".
+func sentence(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

@@ -67,6 +67,15 @@ type OptionsCompleter interface {
 	Complete() error
 }
 
+// ClusterSigningCAUser is ControllerOptions of a controller that signs
+// certificates: Options.Config gives it Options.ClusterSigningCA, when
+// that is set, before validating the options.
+type ClusterSigningCAUser interface {
+	ControllerOptions
+	// UseClusterSigningCA makes the controller sign with ca.
+	UseClusterSigningCA(ca CAFiles)
+}
+
 // Descriptor describes one controller: everything the controller manager,
 // the composition and the bootstrap RBAC policy need to know of it, so that
 // adding a controller is its own package plus one line in a layer.

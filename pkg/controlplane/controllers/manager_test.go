@@ -102,3 +102,30 @@ current-context: c
 		t.Errorf("--enable-leader-migration: got %v, want an error naming it", err)
 	}
 }
+
+// TestNameClashes: descriptors given to NewOptions directly, not through
+// a stack's Compose, are refused when --controllers could not tell two
+// apart by a name or an alias.
+func TestNameClashes(t *testing.T) {
+	for name, c := range map[string]struct {
+		descriptors []Descriptor
+		want        string
+	}{
+		"alias is a name":   {[]Descriptor{{Name: "a"}, {Name: "b", Aliases: []string{"a"}}}, `"a" is both controller "a"'s and controller "b"'s`},
+		"alias is an alias": {[]Descriptor{{Name: "a", Aliases: []string{"x"}}, {Name: "b", Aliases: []string{"x"}}}, `"x" is both controller "a"'s and controller "b"'s`},
+		"name twice":        {[]Descriptor{{Name: "a"}, {Name: "a"}}, `two controllers are named "a"`},
+	} {
+		o := NewOptions(c.descriptors)
+		o.Kubeconfig = "unread"
+		var got []string
+		for _, err := range o.Validate() {
+			got = append(got, err.Error())
+		}
+		if !slices.ContainsFunc(got, func(e string) bool { return strings.Contains(e, c.want) }) {
+			t.Errorf("%s: Validate says %q, want %q", name, got, c.want)
+		}
+	}
+	if errs := nameClashes([]Descriptor{{Name: "a", Aliases: []string{"aa"}}, {Name: "b", Aliases: []string{"bb"}}}); len(errs) != 0 {
+		t.Errorf("distinct names refused: %v", errs)
+	}
+}

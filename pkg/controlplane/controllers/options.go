@@ -46,6 +46,13 @@ type Options struct {
 	// UseServiceAccountCredentials gives each controller its own service
 	// account (kube-system/<name>) and token, as upstream's flag does.
 	UseServiceAccountCredentials bool
+	// ClusterSigningCA, if set, is the CA every controller that signs
+	// certificates signs with, in place of its own flags' (the CSR
+	// signer's --cluster-signing-{cert,key}-file): `gcp start` gives its
+	// cluster CA, the one the API server trusts for client certificates,
+	// without knowing which controllers sign. Such a controller's options
+	// implement ClusterSigningCAUser.
+	ClusterSigningCA CAFiles
 
 	// descriptors are the controllers the options choose from.
 	descriptors []Descriptor
@@ -93,9 +100,15 @@ func NewOptions(descriptors []Descriptor) *Options {
 	return o
 }
 
+// CAFiles are the PEM files of a certificate authority: its certificate
+// and its private key.
+type CAFiles struct {
+	CertFile, KeyFile string
+}
+
 // ControllerOptions returns the own options of the controller named name,
 // nil if it has none or is not one of the options' controllers. A caller
-// sets them before Config, e.g. csrsigning.UseCA.
+// sets them before Config.
 func (o *Options) ControllerOptions(name string) ControllerOptions { return o.own[name] }
 
 // ownInOrder returns the controllers' own options in name order.
@@ -128,6 +141,35 @@ func (o *Options) names() (all, disabled []string, aliases map[string]string) {
 	slices.Sort(all)
 	slices.Sort(disabled)
 	return all, disabled, aliases
+}
+
+// nameClashes returns an error for each name --controllers could not
+// resolve to one controller: a name or alias that two descriptors have
+// (layering.Stack.Compose refuses them too, naming the layers; this holds
+// for descriptors given to NewOptions directly).
+func nameClashes(descriptors []Descriptor) []error {
+	var errs []error
+	owner := map[string]string{}
+	claim := func(name, controller string) {
+		if other, ok := owner[name]; ok {
+			if other == controller {
+				errs = append(errs, fmt.Errorf("two controllers are named %q", name))
+			} else {
+				errs = append(errs, fmt.Errorf("controller name or alias %q is both controller %q's and controller %q's", name, other, controller))
+			}
+			return
+		}
+		owner[name] = controller
+	}
+	for _, d := range descriptors {
+		claim(d.Name, d.Name)
+	}
+	for _, d := range descriptors {
+		for _, a := range d.Aliases {
+			claim(a, d.Name)
+		}
+	}
+	return errs
 }
 
 // AddFlags adds the flags in sections like kube-controller-manager's.
@@ -177,7 +219,7 @@ type Config struct {
 // Validate returns every problem with the options; it reads no file.
 func (o *Options) Validate() []error {
 	all, disabled, aliases := o.names()
-	var errs []error
+	errs := nameClashes(o.descriptors)
 	errs = append(errs, o.Generic.Validate(all, disabled, aliases)...)
 	errs = append(errs, o.SecureServing.Validate()...)
 	for _, own := range o.ownInOrder() {
@@ -197,6 +239,13 @@ func (o *Options) Validate() []error {
 
 // Config validates the options and builds the configuration.
 func (o *Options) Config() (*Config, error) {
+	if o.ClusterSigningCA != (CAFiles{}) {
+		for _, own := range o.ownInOrder() {
+			if signer, ok := own.(ClusterSigningCAUser); ok {
+				signer.UseClusterSigningCA(o.ClusterSigningCA)
+			}
+		}
+	}
 	if errs := o.Validate(); len(errs) > 0 {
 		return nil, utilerrors.NewAggregate(errs)
 	}

@@ -35,14 +35,13 @@ type Options struct {
 // NewOptions returns the defaults: no CA, a one-year lifetime.
 func NewOptions() *Options { return &Options{Duration: DefaultClusterSigningDuration} }
 
-// UseCA makes the signer of o (the controller manager's options) sign with
-// the CA in certFile and keyFile, as --cluster-signing-{cert,key}-file do;
-// `gcp start` gives it the cluster CA. It does nothing when o has no
-// signer (a stack without the certificates layer).
-func UseCA(o *controllers.Options, certFile, keyFile string) {
-	if s, ok := o.ControllerOptions(Name).(*Options); ok {
-		s.ClusterSigningCertFile, s.ClusterSigningKeyFile = certFile, keyFile
-	}
+var _ controllers.ClusterSigningCAUser = (*Options)(nil)
+
+// UseClusterSigningCA makes the signer sign with ca, as
+// --cluster-signing-{cert,key}-file do; the controller manager's options
+// call it with their ClusterSigningCA (`gcp start` sets the cluster CA).
+func (s *Options) UseClusterSigningCA(ca controllers.CAFiles) {
+	s.ClusterSigningCertFile, s.ClusterSigningKeyFile = ca.CertFile, ca.KeyFile
 }
 
 // KubeAPIServerClientFiles returns the CA files for the

@@ -55,10 +55,10 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-// TestFlagsReachTheController: `gcp controllers --cluster-signing-*`
-// arrive in the Config as the signer's own options, which the manager puts
-// in the signer's Context only.
-func TestFlagsReachTheController(t *testing.T) {
+// writeKubeconfig writes a kubeconfig Options.Config can read, of a
+// server nothing dials.
+func writeKubeconfig(t *testing.T) string {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config
@@ -69,6 +69,14 @@ current-context: c
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return kubeconfig
+}
+
+// TestFlagsReachTheController: `gcp controllers --cluster-signing-*`
+// arrive in the Config as the signer's own options, which the manager puts
+// in the signer's Context only.
+func TestFlagsReachTheController(t *testing.T) {
+	kubeconfig := writeKubeconfig(t)
 	o := controllers.NewOptions([]controllers.Descriptor{Descriptor()})
 	fss := cliflag.NamedFlagSets{}
 	o.AddFlags(&fss)
@@ -85,6 +93,24 @@ current-context: c
 		t.Fatal(err)
 	}
 	want := Options{ClusterSigningCertFile: "/ca.crt", ClusterSigningKeyFile: "/ca.key", Duration: 720 * time.Hour}
+	if got, ok := cfg.ControllerOptions[Name].(*Options); !ok || *got != want {
+		t.Errorf("config has %#v, want %+v", cfg.ControllerOptions[Name], want)
+	}
+}
+
+// TestClusterSigningCA: the manager's ClusterSigningCA (`gcp start`'s
+// cluster CA) reaches the signer's options as the cluster-wide pair, with
+// no import of this package by the caller.
+func TestClusterSigningCA(t *testing.T) {
+	o := controllers.NewOptions([]controllers.Descriptor{Descriptor()})
+	o.Kubeconfig = writeKubeconfig(t)
+	o.SecureServing.BindPort = 0
+	o.ClusterSigningCA = controllers.CAFiles{CertFile: "/ca.crt", KeyFile: "/ca.key"}
+	cfg, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Options{ClusterSigningCertFile: "/ca.crt", ClusterSigningKeyFile: "/ca.key", Duration: DefaultClusterSigningDuration}
 	if got, ok := cfg.ControllerOptions[Name].(*Options); !ok || *got != want {
 		t.Errorf("config has %#v, want %+v", cfg.ControllerOptions[Name], want)
 	}
