@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/gcp-project/gcp/test/poll"
 	"github.com/gcp-project/gcp/test/smalldisk"
 )
 
@@ -94,7 +95,7 @@ func checkDiskFull(t *testing.T, client kubernetes.Interface, disk string, acked
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-free"}}, metav1.CreateOptions{})
 		return err
 	})
