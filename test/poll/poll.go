@@ -1,6 +1,6 @@
-// Package poll waits, in tests, for a condition to hold: every loop that
-// looks again and again until something is so, or a time is up, is one of
-// its calls. It is k8s.io/apimachinery's wait.PollUntilContextTimeout with
+// Package poll waits, in tests, for a condition to hold, instead of a loop
+// of the test's own that looks again and again until something is so or a
+// time is up. It is k8s.io/apimachinery's wait.PollUntilContextTimeout with
 // what a test needs on top: the last reason the condition did not hold, in
 // the failure.
 package poll
