@@ -96,10 +96,16 @@ func TestControllersLeaderElection(t *testing.T) {
 	}
 	waitHolder := func(what string, timeout time.Duration, ok func(string) bool) string {
 		t.Helper()
+		logOf := func(name string) any {
+			if p := procs[name]; p != nil {
+				return p.log
+			}
+			return "(not started)"
+		}
 		var h string
 		poll.Until(t, 100*time.Millisecond, timeout, func() error {
 			if h = holder(); !ok(h) {
-				return fmt.Errorf("%s: lease holder %q\n--- a\n%s\n--- b\n%s", what, h, procs["a"].log, procs["b"].log)
+				return fmt.Errorf("%s: lease holder %q\n--- a\n%s\n--- b\n%s", what, h, logOf("a"), logOf("b"))
 			}
 			return nil
 		})
