@@ -7,16 +7,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/allinone"
+	"github.com/gcp-project/gcp/test/poll"
+	"github.com/gcp-project/gcp/test/smalldisk"
 )
 
 // TestSmallDiskRefusesWrites: a test server watches its data dir's disk
@@ -26,18 +26,10 @@ import (
 func TestSmallDiskRefusesWrites(t *testing.T) {
 	t.Parallel()
 	minFree := allinone.NewOptions().Etcd.MinFreeDisk
-	disk := t.TempDir()
-	// Room for etcd's WAL segments and the resume margin above min.
-	size := minFree + minFree/4 + 256<<20
-	if err := syscall.Mount("tmpfs", disk, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
-		t.Skipf("a small disk needs a tmpfs: mounting one on %s: %v (run as root)", disk, err)
-	}
-	// Registered before Start's cleanup, so it runs after the server stops.
-	t.Cleanup(func() {
-		if err := syscall.Unmount(disk, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmounting %s: %v", disk, err)
-		}
-	})
+	// Room for etcd's WAL segments and the resume margin above min; its
+	// unmount is registered before Start's cleanup, so it runs after the
+	// server stops.
+	disk := smalldisk.Mount(t, minFree+minFree/4+256<<20)
 	s := Start(t, Options{DataDir: filepath.Join(disk, "gcp")})
 	ctx := context.Background()
 	cms := s.Client.CoreV1().ConfigMaps("default")
@@ -48,19 +40,17 @@ func TestSmallDiskRefusesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	filler := filepath.Join(disk, "filler")
-	fill(t, filler, free(t, disk)-(minFree-16<<20))
+	filler := smalldisk.FillTo(t, disk, minFree-16<<20)
 	var err error
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		_, err = cms.Create(ctx, newCM(fmt.Sprintf("low-%d", time.Now().UnixNano())), metav1.CreateOptions{})
-		if err != nil || time.Now().After(deadline) {
-			break
+	poll.Until(t, 100*time.Millisecond, 10*time.Second, func() error {
+		if _, err = cms.Create(ctx, newCM(fmt.Sprintf("low-%d", time.Now().UnixNano())), metav1.CreateOptions{}); err == nil {
+			return fmt.Errorf("with %d bytes free, less than gcp start's --min-free-disk %d, creates are still taken", smalldisk.Free(t, disk), minFree)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) || status.Status().Code != 507 || !strings.Contains(err.Error(), "database space exceeded") {
-		t.Fatalf("with %d bytes free, less than gcp start's --min-free-disk %d: create answered %v, want 507", free(t, disk), minFree, err)
+		t.Fatalf("with %d bytes free, less than gcp start's --min-free-disk %d: create answered %v, want 507", smalldisk.Free(t, disk), minFree, err)
 	}
 	if _, err := cms.Get(ctx, "before", metav1.GetOptions{}); err != nil {
 		t.Fatalf("read while the disk is low: %v", err)
@@ -72,12 +62,12 @@ func TestSmallDiskRefusesWrites(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := cms.Create(ctx, newCM("after"), metav1.CreateOptions{})
-		return err == nil, nil
-	}); err != nil {
-		t.Fatalf("no write taken within 30 s of freeing the disk: %v", err)
-	}
+	poll.Until(t, 100*time.Millisecond, 30*time.Second, func() error {
+		if _, err := cms.Create(ctx, newCM("after"), metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("no write taken since the disk was freed: %w", err)
+		}
+		return nil
+	})
 }
 
 // TestLowDiskFailsFast: a test server on a disk already below its
@@ -96,38 +86,5 @@ func TestLowDiskFailsFast(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Run on a low disk left %s behind: %v", dir, err)
-	}
-}
-
-// free is the space df shows as available on dir's file system.
-func free(t *testing.T, dir string) int64 {
-	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	return int64(st.Bavail) * st.Bsize
-}
-
-// fill writes size bytes (every block taken, not a sparse file) to path.
-func fill(t *testing.T, path string, size int64) {
-	t.Helper()
-	if size <= 0 {
-		t.Fatalf("nothing to fill: %d bytes", size)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := make([]byte, 1<<20)
-	for size > 0 {
-		n := min(size, int64(len(chunk)))
-		if _, err := f.Write(chunk[:n]); err != nil {
-			t.Fatal(err)
-		}
-		size -= n
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

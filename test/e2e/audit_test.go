@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestAuditLog: gcp start --audit-log-path writes an audit log with the
@@ -36,7 +38,7 @@ func TestAuditLog(t *testing.T) {
 		} `json:"objectRef"`
 	}
 	var created, secret bool
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		data, err := os.ReadFile(log)
 		if err != nil {
 			return err

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestNoForbiddenWhileStarting sends requests as `gcp controllers` (a user
@@ -39,20 +41,20 @@ func TestNoForbiddenWhileStarting(t *testing.T) {
 	for round := range 3 {
 		proc := startProcess(t, c.apiserverArgs(port, c.etcdURLs)...)
 		answered := 0
-		deadline := time.Now().Add(60 * time.Second)
-		for answered < 20 {
+		// No interval: the requests come as fast as they are answered.
+		poll.Until(t, 0, 60*time.Second, func() error {
 			_, err := client.CoordinationV1().Leases("kube-system").Get(context.Background(), "gcp-controllers", metav1.GetOptions{})
 			var status apierrors.APIStatus
 			switch {
 			case err == nil || apierrors.IsNotFound(err):
-				answered++
+				if answered++; answered == 20 {
+					return nil
+				}
 			case errors.As(err, &status) && status.Status().Code == http.StatusForbidden && round > 0:
 				t.Fatalf("round %d: the controllers' own Lease forbidden to them while the API server starts: %v", round, err)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: no answer within 60 s: %v\n%s", round, err, proc.log)
-			}
-		}
+			return fmt.Errorf("round %d: %d of 20 answers: %v\n%s", round, answered, err, proc.log)
+		})
 		_ = proc.cmd.Process.Kill()
 		<-proc.done
 	}

@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // sarWebhookEnv, when set, makes the e2e test binary a SubjectAccessReview
@@ -147,20 +149,17 @@ func startSARWebhook(t *testing.T) *sarWebhook {
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done })
 	w := &sarWebhook{proc: p, kubeconfig: filepath.Join(dir, "webhook.kubeconfig")}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.Until(t, 50*time.Millisecond, 30*time.Second, func() error {
 		if _, err := os.Stat(w.kubeconfig); err == nil {
-			break
+			return nil
 		}
 		select {
 		case <-p.done:
 			t.Fatalf("the webhook exited:\n%s", p.log)
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the webhook is not serving after 30s:\n%s", p.log)
-		}
-	}
+		return fmt.Errorf("the webhook is not serving:\n%s", p.log)
+	})
 	cfg, err := clientcmd.BuildConfigFromFlags("", w.kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -337,20 +336,17 @@ func TestAuthorizationWebhook(t *testing.T) {
 
 	// Reloaded without a restart: failurePolicy NoOpinion, so RBAC decides.
 	writeFileAtomically(t, configPath, authorizationConfig(hook.kubeconfig, "NoOpinion"))
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	poll.Until(t, 200*time.Millisecond, 90*time.Second, func() error {
 		code, err := listConfigMaps(t, kubeconfig, "rbac-user")
-		if code == http.StatusOK {
-			break
+		switch code {
+		case http.StatusOK:
+			return nil
+		case http.StatusForbidden:
+			return fmt.Errorf("the changed authorization file is not in place: %v\n%s", err, a.log)
 		}
-		if code != http.StatusForbidden {
-			t.Fatalf("rbac-user while the file is reloaded: %d %v", code, err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the changed authorization file is not in place after 90s: %v\n%s", err, a.log)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		t.Fatalf("rbac-user while the file is reloaded: %d %v", code, err)
+		return nil
+	})
 	// NoOpinion falls through: someone RBAC does not allow is forbidden,
 	// and told why.
 	if code, err := listConfigMaps(t, kubeconfig, "stranger"); code != http.StatusForbidden || !strings.Contains(err.Error(), "policy-service: webhook unreachable") {
@@ -360,13 +356,12 @@ func TestAuthorizationWebhook(t *testing.T) {
 	// A bad file is refused: the chain in place stays, the log and the
 	// metrics say so.
 	writeFileAtomically(t, configPath, "apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n- type: Node\n  name: node\n")
-	deadline = time.Now().Add(90 * time.Second)
-	for !strings.Contains(a.kubectl("get", "--raw", "/metrics"), `status="failure"}`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no failed reload counted after 90s:\n%s", a.log)
+	poll.Until(t, 200*time.Millisecond, 90*time.Second, func() error {
+		if !strings.Contains(a.kubectl("get", "--raw", "/metrics"), `status="failure"}`) {
+			return fmt.Errorf("no failed reload counted:\n%s", a.log)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	if code, err := listConfigMaps(t, kubeconfig, "rbac-user"); code != http.StatusOK {
 		t.Errorf("rbac-user after a refused reload: %d %v", code, err)
 	}
@@ -448,7 +443,7 @@ func TestAuthorizationWebhookSplit(t *testing.T) {
 		cfg.Timeout = 30 * time.Second
 		return kubernetes.NewForConfigOrDie(cfg)
 	}
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		_, err := client("").Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(context.Background())
 		if err != nil {
 			return fmt.Errorf("%v\n%s", err, proc.log)

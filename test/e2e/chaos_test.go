@@ -23,6 +23,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestChaos runs the split shape (three `gcp etcd` members, two `gcp
@@ -416,17 +418,10 @@ func (p *chaosPart) current() *process {
 }
 
 func (p *chaosPart) waitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := p.ready()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after %v: %v", p.name, timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := poll.Wait(context.Background(), 200*time.Millisecond, timeout, p.ready); err != nil {
+		return fmt.Errorf("%s not ready: %w", p.name, err)
 	}
+	return nil
 }
 
 // hold keeps the supervisor away from p while a fault is done to it.
@@ -861,19 +856,15 @@ func (w *chaosWatcher) consume(wi watch.Interface, rv string) string {
 
 // waitFor waits until the watcher has seen resourceVersion rv.
 func (w *chaosWatcher) waitFor(rv uint64, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	return poll.Wait(context.Background(), 200*time.Millisecond, timeout, func() error {
 		w.mu.Lock()
 		last := w.lastRV
 		w.mu.Unlock()
-		if last >= rv {
-			return nil
+		if last < rv {
+			return fmt.Errorf("saw resourceVersion %d, not the last acknowledged %d", last, rv)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("saw resourceVersion %d, not the last acknowledged %d, after %v", last, rv, timeout)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func (w *chaosWatcher) stop() {
@@ -973,7 +964,7 @@ func (ch *chaosCluster) checkGarbageCollection(pairs []gcPair) {
 	}
 	ch.t.Logf("garbage collection: %d owners deleted, %d with the orphan policy", len(pairs), orphans)
 	late := map[string]bool{}
-	eventually(ch.t, 90*time.Second, func() error {
+	poll.Until(ch.t, 200*time.Millisecond, 90*time.Second, func() error {
 		list, err := ch.admin(0).CoreV1().ConfigMaps(chaosNamespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
@@ -1044,7 +1035,7 @@ func (ch *chaosCluster) checkControllers() {
 	if err := client.CoreV1().Namespaces().Delete(ctx, "chaos-end", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 90*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 90*time.Second, func() error {
 		_, err := ch.admin(1).CoreV1().Namespaces().Get(ctx, "chaos-end", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil

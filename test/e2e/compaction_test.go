@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestAPIServerCompactsEtcd: the API server compacts etcd's history every
@@ -47,7 +48,7 @@ func TestAPIServerCompactsEtcd(t *testing.T) {
 	if resp, err := client.Get(ctx, key, clientv3.WithRev(first)); err != nil || len(resp.Kvs) != 1 {
 		t.Fatalf("revision %d right after the update: %v, %v", first, resp, err)
 	}
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		_, err := client.Get(ctx, key, clientv3.WithRev(first))
 		if !errors.Is(err, rpctypes.ErrCompacted) {
 			return fmt.Errorf("revision %d of %s still readable (err %v): not compacted yet", first, key, err)

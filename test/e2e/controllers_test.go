@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // syncBuffer is a log buffer safe to read while the process writes it.
@@ -94,16 +96,20 @@ func TestControllersLeaderElection(t *testing.T) {
 	}
 	waitHolder := func(what string, timeout time.Duration, ok func(string) bool) string {
 		t.Helper()
-		deadline := time.Now().Add(timeout)
-		for {
-			if h := holder(); ok(h) {
-				return h
+		logOf := func(name string) any {
+			if p := procs[name]; p != nil {
+				return p.log
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: lease holder %q after %s\n--- a\n%s\n--- b\n%s", what, holder(), timeout, procs["a"].log, procs["b"].log)
-			}
-			time.Sleep(100 * time.Millisecond)
+			return "(not started)"
 		}
+		var h string
+		poll.Until(t, 100*time.Millisecond, timeout, func() error {
+			if h = holder(); !ok(h) {
+				return fmt.Errorf("%s: lease holder %q\n--- a\n%s\n--- b\n%s", what, h, logOf("a"), logOf("b"))
+			}
+			return nil
+		})
+		return h
 	}
 	first := waitHolder("first process leads", 60*time.Second, func(h string) bool { return h != "" })
 	procs["b"] = startProcess(t, args(portB)...)
@@ -124,20 +130,21 @@ func TestControllersLeaderElection(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for get(fmt.Sprintf("https://127.0.0.1:%d/healthz", portA)) != http.StatusOK {
-		if time.Now().After(deadline) {
-			t.Fatalf("controllers /healthz not 200:\n%s", procs["a"].log)
+	// Healthy, then ready once the leader's informers have synced; 30 s
+	// for both.
+	start := time.Now()
+	poll.Until(t, 100*time.Millisecond, 30*time.Second, func() error {
+		if code := get(fmt.Sprintf("https://127.0.0.1:%d/healthz", portA)); code != http.StatusOK {
+			return fmt.Errorf("controllers /healthz %d, not 200:\n%s", code, procs["a"].log)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	// Ready once the leader's informers have synced.
-	for get(fmt.Sprintf("https://127.0.0.1:%d/readyz", portA)) != http.StatusOK {
-		if time.Now().After(deadline) {
-			t.Fatalf("controllers /readyz not 200:\n%s", procs["a"].log)
+		return nil
+	})
+	poll.Until(t, 100*time.Millisecond, 30*time.Second-time.Since(start), func() error {
+		if code := get(fmt.Sprintf("https://127.0.0.1:%d/readyz", portA)); code != http.StatusOK {
+			return fmt.Errorf("controllers /readyz %d, not 200:\n%s", code, procs["a"].log)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if code := get(fmt.Sprintf("https://127.0.0.1:%d/metrics", portA)); code != http.StatusForbidden && code != http.StatusUnauthorized {
 		t.Errorf("anonymous /metrics: want 401 or 403, got %d", code)
 	}

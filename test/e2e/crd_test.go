@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 const widgetCRD = `apiVersion: apiextensions.k8s.io/v1
@@ -44,17 +47,12 @@ func TestCustomResourcesAndRestart(t *testing.T) {
 	a.kubectl("wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=60s")
 
 	// Discovery may lag the Established condition by a moment.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out, err := a.kubectlErr("api-resources", "--api-group=example.com")
-		if err == nil && strings.Contains(out, "widgets") {
-			break
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
+		if out, err := a.kubectlErr("api-resources", "--api-group=example.com"); err != nil || !strings.Contains(out, "widgets") {
+			return fmt.Errorf("widgets not in discovery: %v\n%s", err, out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("widgets not in discovery: %v\n%s", err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	a.apply("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  namespace: default\nspec:\n  size: 3\n", "apply", "-f", "-")
 	mustContain(t, a.kubectl("get", "wd", "w1", "-o", "jsonpath={.spec.size}"), "3")
 	out, err := a.kubectlEnv(nil, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w2\n  namespace: default\nspec:\n  size: 0\n", "create", "-f", "-")

@@ -9,12 +9,15 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // csrKubectl runs `gcp kubectl` with kubeconfig instead of the admin's.
@@ -23,22 +26,6 @@ func csrKubectl(kubeconfig string, args ...string) (string, error) {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, gcpBinary, append([]string{"kubectl", "--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
 	return string(out), err
-}
-
-// csrEventually polls f every 100ms until it returns true, failing after d.
-func csrEventually(t *testing.T, d time.Duration, what string, f func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		ok, last := f()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %v; last: %s", what, d, last)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // TestCSRAddUser is docs/auth.md's "Adding a user" with the real kubectl
@@ -84,10 +71,12 @@ spec:
 		mustContain(t, a.kubectl("get", "csr", "alice"), "kubernetes.io/kube-apiserver-client", "Pending")
 		a.kubectl("certificate", "approve", "alice")
 		var certB64 string
-		csrEventually(t, 30*time.Second, "certificate in status", func() (bool, string) {
+		poll.Until(t, 100*time.Millisecond, 30*time.Second, func() error {
 			out, err := a.kubectlErr("get", "csr", "alice", "-o", "jsonpath={.status.certificate}")
-			certB64 = strings.TrimSpace(out)
-			return err == nil && certB64 != "", out
+			if certB64 = strings.TrimSpace(out); err != nil || certB64 == "" {
+				return fmt.Errorf("no certificate in status: %v\n%s", err, out)
+			}
+			return nil
 		})
 		mustContain(t, a.kubectl("get", "csr", "alice"), "Approved,Issued")
 		certPEM, err := base64.StdEncoding.DecodeString(certB64)
@@ -125,9 +114,11 @@ spec:
 		}
 		a.kubectl("create", "rolebinding", "alice-view", "--clusterrole=view", "--user=alice", "-n", "default")
 		// RBAC reads informer caches: give the fresh binding a moment.
-		csrEventually(t, 30*time.Second, "access after the RoleBinding", func() (bool, string) {
-			out, err := csrKubectl(userKubeconfig, "get", "configmaps", "-n", "default")
-			return err == nil && strings.Contains(out, "kube-root-ca.crt"), out
+		poll.Until(t, 100*time.Millisecond, 30*time.Second, func() error {
+			if out, err := csrKubectl(userKubeconfig, "get", "configmaps", "-n", "default"); err != nil || !strings.Contains(out, "kube-root-ca.crt") {
+				return fmt.Errorf("no access after the RoleBinding: %v\n%s", err, out)
+			}
+			return nil
 		})
 		if out, err := csrKubectl(userKubeconfig, "get", "configmaps", "-n", "kube-system"); err == nil || !strings.Contains(out, "Forbidden") {
 			t.Fatalf("get configmaps outside the bound namespace: %v\n%s", err, out)

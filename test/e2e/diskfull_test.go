@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,62 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/gcp-project/gcp/test/poll"
+	"github.com/gcp-project/gcp/test/smalldisk"
 )
-
-// smallDisk mounts a 96 MiB tmpfs on a new directory for the test and
-// unmounts it at the end (after whatever the test started on it stops);
-// it skips the test where mounting is not permitted.
-func smallDisk(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=96m,mode=0700"); err != nil {
-		t.Skipf("a full disk needs a small file system: mounting a tmpfs on %s: %v (run as root)", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmounting %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-// diskFree is what df shows as available on dir's file system.
-func diskFree(t *testing.T, dir string) int64 {
-	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	return int64(st.Bavail) * st.Bsize
-}
-
-// fillTo writes a file on dir's file system that leaves about free bytes
-// free, and returns its path.
-func fillTo(t *testing.T, dir string, free int64) string {
-	t.Helper()
-	path := filepath.Join(dir, "filler")
-	size := diskFree(t, dir) - free
-	if size <= 0 {
-		t.Fatalf("%s has only %d bytes free, want more than %d", dir, diskFree(t, dir), free)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Written, not fallocated or truncated: every block is taken.
-	chunk := make([]byte, 1<<20)
-	for size > 0 {
-		n := min(size, int64(len(chunk)))
-		if _, err := f.Write(chunk[:n]); err != nil {
-			t.Fatal(err)
-		}
-		size -= n
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // diskFullMinFree is the --min-free-disk of the tests below: a 96 MiB
 // tmpfs holds etcd's first 64 MB WAL segment and not much more.
@@ -105,26 +51,6 @@ func fillWithConfigMaps(t *testing.T, client kubernetes.Interface, prefix string
 	return nil, nil
 }
 
-// walWritten is how many bytes of the WAL of the etcd member whose data
-// dir is under root hold records: each 64 MB segment is preallocated, so
-// its size says nothing, but the zeros after its last record are unwritten.
-func walWritten(t *testing.T, root string) int64 {
-	t.Helper()
-	var total int64
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Ext(path) != ".wal" || filepath.Base(filepath.Dir(path)) != "wal" {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		total += int64(len(bytes.TrimRight(data, "\x00")))
-		return err
-	})
-	if err != nil || total == 0 {
-		t.Fatalf("no WAL under %s: %v", root, err)
-	}
-	return total
-}
-
 // checkDiskFull holds a control plane to what a full disk must not do:
 // writes were refused with 507 and etcd's NOSPACE error, and refusing
 // them does not grow etcd's WAL on the disk that is running out (clients
@@ -145,7 +71,7 @@ func checkDiskFull(t *testing.T, client kubernetes.Interface, disk string, acked
 	ctx := context.Background()
 	cms := client.CoreV1().ConfigMaps("default")
 
-	wal := walWritten(t, disk)
+	wal := smalldisk.WALWritten(t, disk)
 	value := strings.Repeat("x", 20<<10)
 	const retries = 50
 	for i := 0; i < retries; i++ {
@@ -155,7 +81,7 @@ func checkDiskFull(t *testing.T, client kubernetes.Interface, disk string, acked
 		}
 	}
 	// Far below one refused ConfigMap's 20 KB each.
-	if grew := walWritten(t, disk) - wal; grew > 64<<10 {
+	if grew := smalldisk.WALWritten(t, disk) - wal; grew > 64<<10 {
 		t.Fatalf("etcd's WAL grew by %d bytes across %d refused creates of 20 KB", grew, retries)
 	}
 	if _, err := cms.Get(ctx, acked[0], metav1.GetOptions{}); err != nil {
@@ -169,7 +95,7 @@ func checkDiskFull(t *testing.T, client kubernetes.Interface, disk string, acked
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after-free"}}, metav1.CreateOptions{})
 		return err
 	})
@@ -190,9 +116,9 @@ func checkDiskFull(t *testing.T, client kubernetes.Interface, disk string, acked
 // come back with no restart and nothing acknowledged lost.
 func TestDiskFullAllInOne(t *testing.T) {
 	t.Parallel()
-	disk := smallDisk(t)
+	disk := smalldisk.Mount(t, 96<<20)
 	a := startAllInOne(t, filepath.Join(disk, "gcp"), "--min-free-disk", fmt.Sprint(diskFullMinFree))
-	filler := fillTo(t, disk, diskFullMinFree+diskFullHeadroom)
+	filler := smalldisk.FillTo(t, disk, diskFullMinFree+diskFullHeadroom)
 	client := crashClient(t, a.kubeconfig())
 	alive := func() error {
 		select {
@@ -219,13 +145,13 @@ func TestDiskFullAllInOne(t *testing.T) {
 // the API server sees.
 func TestDiskFullSplit(t *testing.T) {
 	t.Parallel()
-	disk := smallDisk(t)
+	disk := smalldisk.Mount(t, 96<<20)
 	c := startEtcdCluster(&haCluster{t: t, base: t.TempDir(), dataRoot: disk,
 		memberFlags: []string{"--min-free-disk", fmt.Sprint(diskFullMinFree)}}, 1)
 	a := &allInOne{t: t, binary: gcpBinary, dataDir: c.base}
 	server := c.startAPIServer(a)
 	mustGCP(t, "kubectl", "--kubeconfig", a.kubeconfig(), "config", "set-cluster", "gcp", "--server", server)
-	filler := fillTo(t, disk, diskFullMinFree+diskFullHeadroom)
+	filler := smalldisk.FillTo(t, disk, diskFullMinFree+diskFullHeadroom)
 	client := crashClient(t, a.kubeconfig())
 	alive := func() error {
 		for name, p := range map[string]*process{"gcp etcd": c.members[0].proc, "gcp apiserver": c.apiservers[0]} {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestEtcdMemberJoin grows a running 3-member cluster as an operator
@@ -49,7 +51,7 @@ func TestEtcdMemberJoin(t *testing.T) {
 	// etcd adds a member only once every member has been connected for
 	// 5 s; a cluster that has just started says it is unhealthy.
 	var added string
-	eventually(t, 30*time.Second, func() (err error) {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() (err error) {
 		added, err = tryMember("add", m.name, "--peer-urls", fmt.Sprintf("https://127.0.0.1:%d", m.peer))
 		if err != nil && !strings.Contains(added, "unhealthy cluster") {
 			t.Fatal(err)
@@ -74,7 +76,7 @@ func TestEtcdMemberJoin(t *testing.T) {
 	// The learner serves before it is promoted: the readiness its static
 	// pod probes says so, though etcd's whole /readyz fails while it is a
 	// learner.
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		if body, code := httpGet(m.metricsURL() + "/readyz?exclude=non_learner"); code != 200 {
 			return fmt.Errorf("a learner's /readyz?exclude=non_learner: %d %s", code, body)
 		}
@@ -89,7 +91,7 @@ func TestEtcdMemberJoin(t *testing.T) {
 	if promote == nil || !strings.Contains(promote[1], "--etcd-servers "+c.etcdURLs) || !strings.Contains(promote[1], "--etcd-keyfile "+c.p("apiserver-etcd-client.key")) {
 		t.Fatalf("member add printed no promote command with the connection flags:\n%s", added)
 	}
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		out, code := runGCP(t, append([]string{"etcd", "member", "promote"}, strings.Fields(promote[1])...)...)
 		if code != 0 {
 			// Refused for a learner that is behind, it says how far.
@@ -161,7 +163,7 @@ func TestEtcdStatusWithAMemberDown(t *testing.T) {
 	const commandTimeout = 60 * time.Second
 	apart := regexp.MustCompile(`\s{2,}`)
 	var last string
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		start := time.Now()
 		out, code := runGCP(t, append([]string{"etcd", "status", "--etcd-servers", strings.Join(servers, ","), "--command-timeout", commandTimeout.String()}, tls...)...)
 		if took := time.Since(start); took >= commandTimeout/2 {
@@ -212,7 +214,7 @@ func TestEtcdMoveLeader(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`Leadership moved from member [0-9a-f]+ \(`+c.members[old].name+`\) to member [0-9a-f]+ \(`+c.members[target].name+`\)`).MatchString(out) {
 		t.Fatalf("move-leader %s: exit %d\n%s", c.members[target].name, code, out)
 	}
-	eventually(t, 10*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 10*time.Second, func() error {
 		if now := c.leader(); now != target {
 			return fmt.Errorf("the leader is %s, want %s", c.members[now].name, c.members[target].name)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestEtcdSnapshotRestore backs up a running 3-member cluster while a
@@ -44,7 +46,7 @@ func TestEtcdSnapshotRestore(t *testing.T) {
 	// taken before says "storage version unknown". Until then status shows
 	// the version etcd infers from older fields, 3.5, so the wait is for
 	// the storage version to match the server's own.
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		out, code := runGCP(t, append([]string{"etcd", "status", "--etcd-servers", member0}, tls...)...)
 		server, storage := column(out, "VERSION"), column(out, "STORAGE VERSION")
 		if code != 0 || server == "" || majorMinor(storage) != majorMinor(server) {

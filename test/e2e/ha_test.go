@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // haCluster is the split shape of docs/deployment.md on loopback: the PKI
@@ -107,33 +110,28 @@ func (c *haCluster) runMember(m *etcdMember, initial, state string) {
 func (c *haCluster) waitMember(i int) {
 	c.t.Helper()
 	m := c.members[i]
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if body, code := httpGet(m.metricsURL() + "/readyz"); code == http.StatusOK && strings.Contains(body, "ok") {
-			return
+	poll.Until(c.t, 200*time.Millisecond, 60*time.Second, func() error {
+		if body, code := httpGet(m.metricsURL() + "/readyz"); code != http.StatusOK || !strings.Contains(body, "ok") {
+			return fmt.Errorf("%s not ready: %d %s\n%s", m.name, code, body, m.proc.log)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("%s not ready:\n%s", m.name, m.proc.log)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // leader returns the index of the member that says it leads.
 func (c *haCluster) leader() int {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	leader := -1
+	poll.Until(c.t, 200*time.Millisecond, 30*time.Second, func() error {
 		for i, m := range c.members {
 			if body, _ := httpGet(m.metricsURL() + "/metrics"); strings.Contains(body, "\netcd_server_is_leader 1") {
-				return i
+				leader = i
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatal("no etcd member says it leads")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return errors.New("no etcd member says it leads")
+	})
+	return leader
 }
 
 // startAPIServer starts a `gcp apiserver` against every member and
@@ -151,16 +149,13 @@ func (c *haCluster) startAPIServerOn(a *allInOne, etcdURLs string, extra ...stri
 	server := fmt.Sprintf("https://127.0.0.1:%d", port)
 	proc := startProcess(c.t, c.apiserverArgs(port, etcdURLs, extra...)...)
 	c.apiservers = append(c.apiservers, proc)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := a.kubectlErr("--server", server, "get", "--raw", "/readyz"); err == nil {
-			return server
+	poll.Until(c.t, 200*time.Millisecond, 60*time.Second, func() error {
+		if _, err := a.kubectlErr("--server", server, "get", "--raw", "/readyz"); err != nil {
+			return fmt.Errorf("apiserver %s not ready: %w\n%s", server, err, proc.log)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("apiserver %s not ready:\n%s", server, proc.log)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
+	return server
 }
 
 // apiserverArgs are the arguments of a `gcp apiserver` of this cluster on
@@ -175,22 +170,6 @@ func (c *haCluster) apiserverArgs(port int, etcdURLs string, extra ...string) []
 		"--service-account-signing-key-file", c.p("sa.key"), "--service-account-key-file", c.p("sa.pub"),
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(port),
 		"--identity-lease-duration-seconds", "3", "--identity-lease-renew-interval-seconds", "1", "--shutdown-send-retry-after"}, extra...)
-}
-
-// eventually retries check until it returns nil or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %v", timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 func httpGet(url string) (string, int) {
@@ -241,7 +220,7 @@ func TestHAControlPlane(t *testing.T) {
 		out != "system:serviceaccount:default:ha" {
 		t.Fatalf("token from A reviewed by B: %q, %v", out, err)
 	}
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		out, err := onB("get", "leases", "-n", "kube-system", "-l", "apiserver.kubernetes.io/identity=kube-apiserver", "-o", "name")
 		if n := len(strings.Fields(out)); err != nil || n != 2 {
 			return fmt.Errorf("identity leases: %q, %v; want two", out, err)
@@ -271,7 +250,7 @@ func TestHAControlPlane(t *testing.T) {
 	}
 	first := controllers()
 	var leaderID string
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		if leaderID = holder(); leaderID == "" {
 			return fmt.Errorf("no controllers leader:\n%s", first.log)
 		}
@@ -281,7 +260,7 @@ func TestHAControlPlane(t *testing.T) {
 	onA("create", "namespace", "doomed")
 	a.apply(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"held","namespace":"doomed","finalizers":["e2e.gcp.dev/hold"]}}`, "--server", serverA, "create", "-f", "-")
 	onA("delete", "namespace", "doomed", "--wait=false")
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		out, _ := onB("get", "namespace", "doomed", "-o", `jsonpath={.status.conditions[?(@.type=="NamespaceFinalizersRemaining")].status}`)
 		if out != "True" {
 			return fmt.Errorf("namespace controller has not reached the finalizer: %q", out)
@@ -292,7 +271,7 @@ func TestHAControlPlane(t *testing.T) {
 	<-first.done
 	killed = time.Now()
 	onB("-n", "doomed", "patch", "configmap", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		if out, err := onB("get", "namespace", "doomed"); err == nil || !strings.Contains(out, "NotFound") {
 			return fmt.Errorf("namespace doomed still there: %s", out)
 		}
@@ -311,7 +290,7 @@ func TestHAControlPlane(t *testing.T) {
 	}
 	<-c.members[leader].proc.done
 	killed = time.Now()
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		_, err := onB("create", "configmap", "after-kill", "--from-literal=k=v")
 		return err
 	})
@@ -344,7 +323,7 @@ func TestHAControlPlane(t *testing.T) {
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("write without quorum took %v", took)
 	}
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		out, err := onB("get", "--raw", "/readyz?verbose")
 		if err == nil || !strings.Contains(out, "etcd") {
 			return fmt.Errorf("readyz without quorum: %v\n%s", err, out)
@@ -354,7 +333,7 @@ func TestHAControlPlane(t *testing.T) {
 	})
 	c.startMember(down[0])
 	c.waitMember(down[0])
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		_, err := onB("create", "configmap", "quorum-back", "--from-literal=k=v")
 		return err
 	})
@@ -371,7 +350,7 @@ func TestHAControlPlane(t *testing.T) {
 	<-c.apiservers[1].done
 	onA("create", "configmap", "after-apiserver-kill", "--from-literal=k=v")
 	w.waitMore(5, 30*time.Second)
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		out := onA("get", "leases", "-n", "kube-system", "-l", "apiserver.kubernetes.io/identity=kube-apiserver", "-o", "name")
 		if n := len(strings.Fields(out)); n != 1 {
 			return fmt.Errorf("identity leases after SIGKILL of B: %q; want only A's", out)

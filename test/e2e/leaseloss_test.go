@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // exit is how one run of a supervised process ended.
@@ -111,16 +114,14 @@ func TestControllersLeadAgainAfterEtcdOutage(t *testing.T) {
 	}
 	waitHolder := func(what string, ok func(string) bool) string {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			if h := holder(); ok(h) {
-				return h
+		var h string
+		poll.Until(t, 200*time.Millisecond, 90*time.Second, func() error {
+			if h = holder(); !ok(h) {
+				return fmt.Errorf("%s: lease holder %q\n--- controllers\n%s", what, h, controllers.current())
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: lease holder %q after 90s\n--- controllers\n%s", what, holder(), controllers.current())
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return nil
+		})
+		return h
 	}
 	first := waitHolder("controllers lead", func(h string) bool { return h != "" })
 	a.kubectl("create", "namespace", "outage")

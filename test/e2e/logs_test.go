@@ -1,13 +1,18 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // jsonRecords checks that every line of out is a JSON record of klog's
@@ -32,10 +37,12 @@ func jsonRecords(t *testing.T, what, out string) []map[string]any {
 // waitLogged waits, up to 30 s, until a's log holds text: kubectl may see
 // /readyz before gcp's own readiness wait says the control plane is ready.
 func (a *allInOne) waitLogged(text string) {
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(a.log.String(), text) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	_ = poll.Wait(context.Background(), 20*time.Millisecond, 30*time.Second, func() error {
+		if !strings.Contains(a.log.String(), text) {
+			return errors.New("not logged yet")
+		}
+		return nil
+	})
 }
 
 // TestStartJSONLogs: `gcp start --logging-format=json` writes only JSON
@@ -139,17 +146,17 @@ func TestEtcdJSONLogs(t *testing.T) {
 	dir := t.TempDir()
 	p := startProcess(t, "etcd", "--data-dir", filepath.Join(dir, "etcd"), "--listen-client-urls", "unix://"+filepath.Join(dir, "etcd.sock"),
 		"--logging-format=json", "-v=2")
-	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(p.log.String(), `"msg":"etcd is serving"`) {
+	poll.Until(t, 100*time.Millisecond, 60*time.Second, func() error {
+		if strings.Contains(p.log.String(), `"msg":"etcd is serving"`) {
+			return nil
+		}
 		select {
 		case <-p.done:
 			t.Fatalf("gcp etcd exited before serving:\n%s", p.log)
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gcp etcd not serving after 60s:\n%s", p.log)
-		}
-	}
+		return fmt.Errorf("gcp etcd not serving:\n%s", p.log)
+	})
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:

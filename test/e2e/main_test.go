@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // gcpBinary is built once by TestMain.
@@ -83,23 +85,21 @@ func startBinaryEnv(t testing.TB, binary, dataDir string, env []string, flags ..
 	}
 	go func() { a.exited <- a.cmd.Wait() }()
 	t.Cleanup(func() { a.stop() })
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	poll.Until(t, 100*time.Millisecond, 60*time.Second, func() error {
 		if _, err := os.Stat(a.kubeconfig()); err == nil {
 			if _, err := a.kubectlErr("get", "--raw", "/readyz"); err == nil {
-				return a
+				return nil
 			}
 		}
 		select {
 		case err := <-a.exited:
 			a.exited <- err
 			t.Fatalf("%s start exited before ready: %v\n%s", filepath.Base(binary), err, a.log)
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s start not ready after 60s:\n%s", filepath.Base(binary), a.log)
-		}
-	}
+		return fmt.Errorf("%s start not ready:\n%s", filepath.Base(binary), a.log)
+	})
+	return a
 }
 
 func (a *allInOne) kubeconfig() string { return filepath.Join(a.dataDir, "admin.kubeconfig") }

@@ -16,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // staticPodArgs are gcp's arguments that print role's static pod with
@@ -85,21 +87,17 @@ func waitProbes(t *testing.T, c corev1.Container, log fmt.Stringer) {
 		url := fmt.Sprintf("%s://%s%s", strings.ToLower(string(g.Scheme)), net.JoinHostPort(g.Host, g.Port.String()), g.Path)
 		client := http.Client{Timeout: time.Duration(p.TimeoutSeconds) * time.Second,
 			Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 			resp, err := client.Get(url)
 			if err == nil {
 				_ = resp.Body.Close()
 				if resp.StatusCode >= 200 && resp.StatusCode < 400 {
-					break
+					return nil
 				}
 				err = fmt.Errorf("%s", resp.Status)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s %s probe %s: %v\n%s", c.Name, name, url, err, log)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return fmt.Errorf("%s %s probe %s: %w\n%s", c.Name, name, url, err, log)
+		})
 	}
 }
 
@@ -157,7 +155,7 @@ func TestManifestsRun(t *testing.T) {
 		"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(ctrlPort)))
 	a := &allInOne{t: t, binary: gcpBinary, dataDir: base}
 	a.kubectl("create", "namespace", "from-manifests")
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		_, err := a.kubectlErr("get", "serviceaccount", "default", "-n", "from-manifests")
 		return err
 	})

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // protobufMetrics is the Accept header Prometheus sends to scrape native
@@ -165,8 +167,7 @@ func TestControllersNativeHistograms(t *testing.T) {
 			// The work queues' histograms have series once the controllers
 			// lead and work.
 			var families map[string]*dto.MetricFamily
-			deadline := time.Now().Add(60 * time.Second)
-			for {
+			poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 				// /metrics is authorized by delegation: 403 for a client
 				// certificate until the controllers have read the client CA.
 				if resp, err := client.Get(server + "/metrics"); err == nil {
@@ -174,15 +175,12 @@ func TestControllersNativeHistograms(t *testing.T) {
 					if resp.StatusCode == http.StatusOK {
 						families = scrapeProtobuf(t, client, server)
 						if families["workqueue_work_duration_seconds"] != nil && families["leader_election_master_status"] != nil {
-							break
+							return nil
 						}
 					}
 				}
-				if time.Now().After(deadline) {
-					t.Fatal("gcp controllers not ready and working after 60s")
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
+				return errors.New("gcp controllers not ready and working")
+			})
 			native, _ := nativeHistograms(families)
 			found := slices.Contains(native, "workqueue_work_duration_seconds")
 			if found != on {
@@ -244,22 +242,19 @@ func TestAlertRuleMetricsExist(t *testing.T) {
 	// The controllers' leader-election gauge is served once they lead.
 	client := adminClient(t, dataDir)
 	var controllers map[string]bool
-	deadline := time.Now().Add(60 * time.Second)
-	for !controllers["leader_election_master_status"] {
-		if time.Now().After(deadline) {
-			t.Fatalf("gcp controllers' /metrics has no leader_election_master_status after 60s: %d families", len(controllers))
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
+		if resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", port)); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				controllers = metricFamilies(string(body))
+			}
 		}
-		time.Sleep(200 * time.Millisecond)
-		resp, err := client.Get(fmt.Sprintf("https://127.0.0.1:%d/metrics", port))
-		if err != nil {
-			continue
+		if !controllers["leader_election_master_status"] {
+			return fmt.Errorf("gcp controllers' /metrics has no leader_election_master_status: %d families", len(controllers))
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			controllers = metricFamilies(string(body))
-		}
-	}
+		return nil
+	})
 	for name := range controllers {
 		served[name] = true
 	}

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 const gadgetCRD = `apiVersion: apiextensions.k8s.io/v1
@@ -22,20 +25,15 @@ spec:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
 
-// eventuallyOut polls kubectl args until check holds for the output.
+// eventually polls kubectl args until check holds for the output.
 func (a *allInOne) eventually(t *testing.T, what string, timeout time.Duration, check func(out string, err error) bool, args ...string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		out, err := a.kubectlErr(args...)
-		if check(out, err) {
-			return
+	poll.Until(t, 100*time.Millisecond, timeout, func() error {
+		if out, err := a.kubectlErr(args...); !check(out, err) {
+			return fmt.Errorf("%s: last output (%v):\n%s", what, err, out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: timed out; last output (%v):\n%s", what, err, out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func notFound(out string, err error) bool { return err != nil && strings.Contains(out, "NotFound") }

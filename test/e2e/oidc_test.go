@@ -14,6 +14,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/gcp-project/gcp/test/oidcprovider"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // oidcConfig is an AuthenticationConfiguration trusting the issuers, each
@@ -202,17 +203,12 @@ func TestOIDCLogin(t *testing.T) {
 	} {
 		wantUnauthorized(t, what, tokenKubeconfig(t, a, tok))
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out, code := kubectlAs(t, short, "get", "configmaps")
-		if code != 0 && strings.Contains(out, "Unauthorized") {
-			break
+	poll.Until(t, 500*time.Millisecond, 30*time.Second, func() error {
+		if out, code := kubectlAs(t, short, "get", "configmaps"); code == 0 || !strings.Contains(out, "Unauthorized") {
+			return fmt.Errorf("an expired token still accepted: exit %d\n%s", code, out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("an expired token still accepted 30s later: exit %d\n%s", code, out)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return nil
+	})
 
 	// Reloaded without a restart: a new groups prefix.
 	writeFileAtomically(t, config, oidcConfig("corp:", issuerOf(idp, client)))
@@ -236,7 +232,7 @@ func TestOIDCLogin(t *testing.T) {
 	}
 	// The audit log names the user and the authorizer's decision and
 	// reason, never the token.
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		data, err := os.ReadFile(auditLog)
 		if err != nil {
 			return err

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gcp-project/gcp/test/oidcprovider"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // connectProxyEnv, when set, makes the e2e test binary an HTTP CONNECT
@@ -160,20 +161,20 @@ func startConnectProxy(t *testing.T, listen string, routes map[string]string) *c
 			t.Logf("CONNECT proxy on %s:\n%s", listen, p.log)
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "addr")); err == nil {
-			return &connectProxy{proc: p, dir: dir, addr: string(b)}
+	var addr []byte
+	poll.Until(t, 50*time.Millisecond, 30*time.Second, func() error {
+		var err error
+		if addr, err = os.ReadFile(filepath.Join(dir, "addr")); err == nil {
+			return nil
 		}
 		select {
 		case <-p.done:
 			t.Fatalf("the CONNECT proxy exited:\n%s", p.log)
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the CONNECT proxy is not listening after 30s:\n%s", p.log)
-		}
-	}
+		return fmt.Errorf("the CONNECT proxy is not listening:\n%s", p.log)
+	})
+	return &connectProxy{proc: p, dir: dir, addr: string(addr)}
 }
 
 // served is how many CONNECTs to target the proxy tunnelled.

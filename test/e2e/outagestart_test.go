@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // outageStopWithin bounds how long a process may take to exit after
@@ -60,7 +62,7 @@ func TestStartDuringEtcdOutageStopsOnSIGTERM(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			p := startProcess(t, tc.args...)
-			eventually(t, 60*time.Second, func() error {
+			poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 				if strings.Contains(p.log.String(), tc.says) {
 					return nil
 				}

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // quorumAnswerBound is how long a request may take to be answered while
@@ -139,7 +141,7 @@ func TestEtcdQuorumLoss(t *testing.T) {
 		}
 	}
 
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		code, _, body, _, err := do("GET", "/readyz?verbose", "")
 		if err != nil || code == http.StatusOK || !strings.Contains(body, "[-]etcd") {
 			return fmt.Errorf("readyz without quorum: %d %v\n%s", code, err, body)
@@ -167,7 +169,7 @@ func TestEtcdQuorumLoss(t *testing.T) {
 	for _, i := range down {
 		c.waitMember(i)
 	}
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		if code, _, body, _, err := do("POST", cms, configMap("quorum-back")); err != nil || code != http.StatusCreated {
 			return fmt.Errorf("create with quorum back: %d %v %s", code, err, body)
 		}
@@ -176,7 +178,7 @@ func TestEtcdQuorumLoss(t *testing.T) {
 	if code, _, body, _, err := do("GET", cms+"/before", ""); err != nil || code != http.StatusOK {
 		t.Errorf("get with quorum back: %d %v %s", code, err, body)
 	}
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		if code, _, body, _, err := do("GET", "/readyz", ""); err != nil || code != http.StatusOK {
 			return fmt.Errorf("readyz with quorum back: %d %v %s", code, err, body)
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestRBACWithKubectl is the RBAC issue's walk-through with the real
@@ -29,17 +32,12 @@ func TestRBACWithKubectl(t *testing.T) {
 		return strings.TrimSpace(out), err == nil
 	}
 	// RBAC reads informer caches: give the fresh binding a moment.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		out, ok := canI("create", "configmaps", "-n", "team-a")
-		if ok && out == "yes" {
-			break
+	poll.Until(t, 100*time.Millisecond, 10*time.Second, func() error {
+		if out, ok := canI("create", "configmaps", "-n", "team-a"); !ok || out != "yes" {
+			return fmt.Errorf("can-i create configmaps -n team-a: %q", out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("can-i create configmaps -n team-a: %q", out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if out, ok := canI("create", "configmaps", "-n", "default"); ok || !strings.HasPrefix(out, "no") {
 		t.Fatalf("can-i create configmaps -n default: %q", out)
 	}
@@ -81,24 +79,22 @@ func TestRBACWithKubectl(t *testing.T) {
 		t.Fatalf("unbound robot: want 403, got %d", code)
 	}
 	a.kubectl("create", "rolebinding", "robot-view", "--clusterrole=view", "--serviceaccount=team-a:robot", "-n", "team-a")
-	deadline = time.Now().Add(10 * time.Second)
-	for get(token) != http.StatusOK {
-		if time.Now().After(deadline) {
-			t.Fatal("bound robot never got 200")
+	poll.Until(t, 100*time.Millisecond, 10*time.Second, func() error {
+		if code := get(token); code != http.StatusOK {
+			return fmt.Errorf("bound robot got %d, want 200", code)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if code := get(token[:len(token)-4] + "AAAA"); code != http.StatusUnauthorized {
 		t.Fatalf("tampered token: want 401, got %d", code)
 	}
 	a.kubectl("delete", "serviceaccount", "robot", "-n", "team-a")
-	deadline = time.Now().Add(10 * time.Second)
-	for get(token) != http.StatusUnauthorized {
-		if time.Now().After(deadline) {
-			t.Fatal("token of a deleted service account still works")
+	poll.Until(t, 100*time.Millisecond, 10*time.Second, func() error {
+		if code := get(token); code != http.StatusUnauthorized {
+			return fmt.Errorf("token of a deleted service account still works: %d", code)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 
 	// Bootstrap policy is reconciled at every start and keeps what users
 	// added to the default roles. (Rules added to an aggregated role such

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestControllersSurviveAPIServerRestart runs `gcp etcd`, `gcp apiserver`
@@ -48,16 +50,12 @@ func TestControllersSurviveAPIServerRestart(t *testing.T) {
 	}
 	waitReady := func(what string) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			if _, err := kubectl("get", "--raw", "/readyz"); err == nil {
-				return
+		poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
+			if _, err := kubectl("get", "--raw", "/readyz"); err != nil {
+				return fmt.Errorf("%s: apiserver not ready: %w\n--- etcd\n%s\n--- apiserver\n%s", what, err, etcd.log, apiserver.log)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: apiserver not ready:\n--- etcd\n%s\n--- apiserver\n%s", what, etcd.log, apiserver.log)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	waitReady("first start")
 
@@ -80,17 +78,12 @@ func TestControllersSurviveAPIServerRestart(t *testing.T) {
 	controllers := startProcess(t, "controllers", "--kubeconfig", kubeconfig, "--secure-port", "0", "--leader-elect=false")
 	eventually := func(what string, timeout time.Duration, check func(out string, err error) bool, args ...string) {
 		t.Helper()
-		deadline := time.Now().Add(timeout)
-		for {
-			out, err := kubectl(args...)
-			if check(out, err) {
-				return
+		poll.Until(t, 100*time.Millisecond, timeout, func() error {
+			if out, err := kubectl(args...); !check(out, err) {
+				return fmt.Errorf("%s: last output (%v):\n%s\n--- controllers\n%s", what, err, out, controllers.log)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: timed out; last output (%v):\n%s\n--- controllers\n%s", what, err, out, controllers.log)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	apply := func(yaml string) {
 		t.Helper()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestStartSnapshotRestore is docs/operations.md's backup and restore of
@@ -92,7 +94,7 @@ func TestScheduledSnapshots(t *testing.T) {
 	startAllInOne(t, dir, "--snapshot-interval", "300ms", "--snapshot-retention", "2", "--snapshot-compress")
 	snapshots := filepath.Join(dir, "snapshots")
 	var seen []string // every snapshot seen, in name (= time) order
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		entries, err := os.ReadDir(snapshots)
 		if err != nil {
 			return err
@@ -117,7 +119,7 @@ func TestScheduledSnapshots(t *testing.T) {
 	})
 	// The newest snapshot may be pruned while it is read: then read the
 	// next newest.
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		out, _ := runGCP(t, "snapshot", "ls", "--data-dir", dir)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		newest := strings.Fields(lines[len(lines)-1])[0]

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gcp-project/gcp/test/freeport"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // freePort returns a loopback port nothing listens on and that no earlier
@@ -49,16 +50,12 @@ func TestSplitProcesses(t *testing.T) {
 		"--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(apiPort))
 
 	server := fmt.Sprintf("https://127.0.0.1:%d", apiPort)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := a.kubectlErr("--server", server, "get", "--raw", "/readyz"); err == nil {
-			break
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
+		if _, err := a.kubectlErr("--server", server, "get", "--raw", "/readyz"); err != nil {
+			return fmt.Errorf("split apiserver not ready: %w\n--- etcd\n%s\n--- apiserver\n%s", err, etcd.log, apiserver.log)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("split apiserver not ready:\n--- etcd\n%s\n--- apiserver\n%s", etcd.log, apiserver.log)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	})
 	a.kubectl("--server", server, "create", "configmap", "split", "--from-literal=k=v")
 	mustContain(t, a.kubectl("--server", server, "get", "configmap", "split", "-o", "jsonpath={.data.k}"), "v")
 	mustContain(t, a.kubectl("--server", server, "get", "namespaces"), "kube-system")

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // podman runs podman on a store of the test's own (images, containers and
@@ -205,12 +207,12 @@ func TestStaticPodsUnderPodman(t *testing.T) {
 	a := &allInOne{t: t, binary: gcpBinary, dataDir: base}
 	a.kubectl("create", "namespace", "in-pods")
 	a.kubectl("create", "configmap", "c", "-n", "in-pods")
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		_, err := a.kubectlErr("get", "serviceaccount", "default", "-n", "in-pods")
 		return err
 	})
 	a.kubectl("delete", "namespace", "in-pods", "--wait=false")
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		out, err := a.kubectlErr("get", "namespace", "in-pods", "--ignore-not-found", "-o", "name")
 		if err == nil && strings.TrimSpace(out) != "" {
 			err = fmt.Errorf("still there: %s", out)
@@ -223,7 +225,7 @@ func TestStaticPodsUnderPodman(t *testing.T) {
 	if err := syscall.Kill(before, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		if now := p.pid(api); now == 0 || now == before {
 			return fmt.Errorf("%s: pid %d, killed %d", api, now, before)
 		}
@@ -239,7 +241,7 @@ func TestStaticPodsUnderPodman(t *testing.T) {
 	p.must("pod", "stop", etcdPod.Name)
 	p.must("pod", "start", etcdPod.Name)
 	ready(etcdPod, etcd)
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		_, err := a.kubectlErr("get", "configmap", "survivor")
 		return err
 	})
@@ -319,7 +321,7 @@ func TestEtcdClusterInStaticPods(t *testing.T) {
 		return code, out, leader
 	}
 	leader := -1
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		code, out, l := status()
 		if leader = l; code != 0 || l < 0 {
 			return fmt.Errorf("etcd status: exit %d, leader %d\n%s", code, l, out)
@@ -337,7 +339,7 @@ func TestEtcdClusterInStaticPods(t *testing.T) {
 	// a create answered 504 may have happened, so AlreadyExists is done.
 	create := func(name string) {
 		t.Helper()
-		eventually(t, 30*time.Second, func() error {
+		poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 			out, err := a.kubectlErr("create", "configmap", name)
 			if err != nil && strings.Contains(out, "AlreadyExists") {
 				err = nil
@@ -349,7 +351,7 @@ func TestEtcdClusterInStaticPods(t *testing.T) {
 	kill := func(i int) {
 		t.Helper()
 		p.must("kill", "--signal", "KILL", members[i].container)
-		eventually(t, 30*time.Second, func() error {
+		poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 			if s := p.must("inspect", "--format", "{{.State.Status}}", members[i].container); s != "exited" {
 				return fmt.Errorf("%s: %s", members[i].container, s)
 			}
@@ -397,7 +399,7 @@ func TestEtcdClusterInStaticPods(t *testing.T) {
 
 	p.must("start", members[second].container)
 	ready(members[second])
-	eventually(t, 30*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 30*time.Second, func() error {
 		if code, out, l := status(); code != 0 || l < 0 || strings.Count(out, "https://127.0.0.1:") != 3 {
 			return fmt.Errorf("etcd status after both returned: exit %d, leader %d\n%s", code, l, out)
 		}

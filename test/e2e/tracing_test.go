@@ -21,6 +21,8 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	"google.golang.org/grpc"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // otlpReceiverEnv, when set, makes the e2e test binary an OTLP gRPC trace
@@ -134,20 +136,20 @@ func startOTLPReceiver(t *testing.T) *otlpReceiverProcess {
 	}
 	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.done })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if address, err := os.ReadFile(filepath.Join(dir, "address")); err == nil {
-			return &otlpReceiverProcess{proc: p, dir: dir, address: string(address)}
+	var address []byte
+	poll.Until(t, 50*time.Millisecond, 30*time.Second, func() error {
+		var err error
+		if address, err = os.ReadFile(filepath.Join(dir, "address")); err == nil {
+			return nil
 		}
 		select {
 		case <-p.done:
 			t.Fatalf("the OTLP receiver exited:\n%s", p.log)
-		case <-time.After(50 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the OTLP receiver is not serving after 30s:\n%s", p.log)
-		}
-	}
+		return fmt.Errorf("the OTLP receiver is not serving:\n%s", p.log)
+	})
+	return &otlpReceiverProcess{proc: p, dir: dir, address: string(address)}
 }
 
 // spans returns the spans received so far.
@@ -197,7 +199,7 @@ func tracingConfig(t *testing.T, endpoint string) string {
 func createdConfigMapTrace(t *testing.T, r *otlpReceiverProcess, name string) []string {
 	t.Helper()
 	var found []string
-	eventually(t, 60*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 60*time.Second, func() error {
 		spans := r.spans(t)
 		byID := map[string]receivedSpan{}
 		for _, s := range spans {
@@ -304,7 +306,7 @@ func testTracing(t *testing.T, a *allInOne, r *otlpReceiverProcess) {
 		a.kubectl("--request-timeout", "20s", "create", "configmap", fmt.Sprintf("untraced-%d", i), "-n", "default")
 		a.kubectl("--request-timeout", "20s", "get", "configmap", fmt.Sprintf("untraced-%d", i), "-n", "default")
 	}
-	eventually(t, 90*time.Second, func() error {
+	poll.Until(t, 200*time.Millisecond, 90*time.Second, func() error {
 		if after := droppedSpans(t, a); after <= before {
 			return fmt.Errorf("apiserver_tracing_dropped_spans_total is %v, was %v before the receiver was killed", after, before)
 		}

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // writer creates ConfigMaps one after another through one API server
@@ -108,7 +110,7 @@ func (w *writer) count() int {
 func (w *writer) waitMore(n int, timeout time.Duration) {
 	w.t.Helper()
 	want := w.count() + n
-	eventually(w.t, timeout, func() error {
+	poll.Until(w.t, 200*time.Millisecond, timeout, func() error {
 		if got := w.count(); got < want {
 			return fmt.Errorf("writer: %d creates acknowledged, waiting for %d (%d failed)", got, want, w.failures())
 		}

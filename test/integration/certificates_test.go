@@ -24,6 +24,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // certsRequestPEM returns a PEM certificate request for commonName in orgs,
@@ -425,7 +427,7 @@ func TestCertificatesAdmission(t *testing.T) {
 	})
 	createClusterRoleBinding(t, s.Client, "certs-csr-writer", "certs-csr-writer", userSubject("certs-user"))
 	user := userClient(t, s, "certs-user")
-	eventually(t, "certs-user can create CSRs", func() bool {
+	poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "certs-user can create CSRs", func() bool {
 		return canI(t, user, "create", "certificatesigningrequests.certificates.k8s.io", "")
 	})
 
@@ -458,7 +460,7 @@ func TestCertificatesAdmission(t *testing.T) {
 			ResourceNames: []string{"kubernetes.io/*"}, Verbs: []string{"approve"},
 		})
 		createClusterRoleBinding(t, s.Client, "certs-approver", "certs-approver", userSubject("certs-user"))
-		eventually(t, "certs-user can approve", func() bool {
+		poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "certs-user can approve", func() bool {
 			got, err := user.CertificatesV1().CertificateSigningRequests().UpdateApproval(ctx, csr.Name, certsApprove(csr), metav1.UpdateOptions{})
 			if err == nil {
 				csr = got
@@ -482,7 +484,7 @@ func TestCertificatesAdmission(t *testing.T) {
 			ResourceNames: []string{certificatesv1.KubeAPIServerClientSignerName}, Verbs: []string{"sign"},
 		})
 		createClusterRoleBinding(t, s.Client, "certs-signer", "certs-signer", userSubject("certs-user"))
-		eventually(t, "certs-user can sign", func() bool {
+		poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "certs-user can sign", func() bool {
 			_, err := user.CertificatesV1().CertificateSigningRequests().UpdateStatus(ctx, issued, metav1.UpdateOptions{})
 			return err == nil
 		})
@@ -512,7 +514,7 @@ func TestCertificatesAdmission(t *testing.T) {
 			ResourceNames: []string{"example.com/attested"}, Verbs: []string{"attest"},
 		})
 		createClusterRoleBinding(t, s.Client, "certs-attester", "certs-attester", userSubject("certs-user"))
-		eventually(t, "certs-user can attest", func() bool {
+		poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "certs-user can attest", func() bool {
 			_, err := user.CertificatesV1().ClusterTrustBundles().Create(ctx, bundle, metav1.CreateOptions{})
 			return err == nil
 		})

@@ -27,6 +27,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/controllers/namespace"
 	"github.com/gcp-project/gcp/pkg/testserver"
 	"github.com/gcp-project/gcp/test/freeport"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestConversionWebhookDown: when a CRD's conversion webhook cannot be
@@ -131,18 +132,16 @@ func TestConversionWebhookDown(t *testing.T) {
 	// Served from the watch cache, whose watch of etcd stops at g2: once
 	// it has tried g2, which takes the cache a moment, nothing it serves
 	// says the stale answer is all there is, unless gcp does.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Until(t, 50*time.Millisecond, 10*time.Second, func() error {
 		var l *unstructured.UnstructuredList
-		l, err = v2.List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil || time.Now().After(deadline) {
-			break
+		if l, err = v2.List(ctx, metav1.ListOptions{ResourceVersion: "0"}); err != nil {
+			return nil
 		}
 		if len(l.Items) > 1 {
 			t.Fatalf("list v2 from the watch cache has g2, which needs the webhook")
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return errors.New("list v2 from the watch cache (resourceVersion=0) still answers, without g2")
+	})
 	wantMessage("list v2 from the watch cache (resourceVersion=0)", err)
 	_, err = v2.Get(ctx, "g", metav1.GetOptions{ResourceVersion: "0"})
 	wantMessage("get v2 from the watch cache (resourceVersion=0)", err)

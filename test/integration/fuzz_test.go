@@ -32,6 +32,7 @@ import (
 
 	"github.com/gcp-project/gcp/pkg/controlplane/nesting"
 	"github.com/gcp-project/gcp/pkg/testserver"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // The fuzz targets below send what go test -fuzz makes of their seeds to a
@@ -122,31 +123,35 @@ func send(t *testing.T, c *http.Client, req *http.Request) (int, string) {
 // admin sees it, to tell whether a request stored something.
 func (s *fuzzServer) names(t *testing.T, collection string) []string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, body := s.request(t, http.MethodGet, collection, nil)
-		switch {
-		case code == http.StatusNotFound || code == http.StatusMethodNotAllowed:
-			return nil // nothing there, or a review: nothing is stored
-		case code == http.StatusTooManyRequests && time.Now().Before(deadline): // a new custom resource's watch cache is starting
-			time.Sleep(100 * time.Millisecond)
-			continue
-		case code != http.StatusOK:
-			t.Fatalf("list %s: %d %s", collection, code, body)
+	var (
+		code int
+		body string
+	)
+	poll.Until(t, 100*time.Millisecond, 30*time.Second, func() error {
+		code, body = s.request(t, http.MethodGet, collection, nil)
+		if code == http.StatusTooManyRequests { // a new custom resource's watch cache is starting
+			return fmt.Errorf("list %s: %d %s", collection, code, body)
 		}
-		var list struct {
-			Items []struct{ Metadata metav1.ObjectMeta }
-		}
-		if err := json.Unmarshal([]byte(body), &list); err != nil {
-			t.Fatalf("list %s: %v", collection, err)
-		}
-		var names []string
-		for _, item := range list.Items {
-			names = append(names, item.Metadata.Namespace+"/"+item.Metadata.Name+"@"+item.Metadata.ResourceVersion)
-		}
-		slices.Sort(names)
-		return names
+		return nil
+	})
+	switch {
+	case code == http.StatusNotFound || code == http.StatusMethodNotAllowed:
+		return nil // nothing there, or a review: nothing is stored
+	case code != http.StatusOK:
+		t.Fatalf("list %s: %d %s", collection, code, body)
 	}
+	var list struct {
+		Items []struct{ Metadata metav1.ObjectMeta }
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatalf("list %s: %v", collection, err)
+	}
+	var names []string
+	for _, item := range list.Items {
+		names = append(names, item.Metadata.Namespace+"/"+item.Metadata.Name+"@"+item.Metadata.ResourceVersion)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // creatable is a resource the server creates: its collection's path in

@@ -6,10 +6,12 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/gcp-project/gcp/pkg/testserver"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestClientGoMetrics: the server's /metrics has client-go's families, as
@@ -24,7 +26,7 @@ func TestClientGoMetrics(t *testing.T) {
 	s := testserver.Start(t, testserver.Options{Controllers: []string{"*"}})
 	// The publisher's families have series once it has synced a namespace.
 	var body []byte
-	eventually(t, "root_ca_cert_publisher_sync_total on /metrics", func() bool {
+	poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "root_ca_cert_publisher_sync_total on /metrics", func() bool {
 		var err error
 		body, err = s.Client.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
 		return err == nil && strings.Contains(string(body), "\nroot_ca_cert_publisher_sync_total{")

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gcp-project/gcp/pkg/testserver"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestPatchInputIsAClientError: patches that cannot be applied because of
@@ -90,15 +92,11 @@ func createTypedCRD(t *testing.T, s *testserver.Server) string {
 		t.Fatal(err)
 	}
 	path := "/apis/patchinput.example.com/v1/namespaces/default/widgets"
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, _ := rawRequest(t, s.AdminConfig, http.MethodGet, path, "", nil)
-		if code == http.StatusOK {
-			return path
+	poll.Until(t, 100*time.Millisecond, 30*time.Second, func() error {
+		if code, _ := rawRequest(t, s.AdminConfig, http.MethodGet, path, "", nil); code != http.StatusOK {
+			return fmt.Errorf("widgets not served: %d", code)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("widgets not served: %d", code)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
+	return path
 }

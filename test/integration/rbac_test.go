@@ -13,7 +13,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
@@ -21,6 +20,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/layering"
 	"github.com/gcp-project/gcp/pkg/testserver"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 func createNamespace(t testing.TB, c kubernetes.Interface, name string) {
@@ -81,18 +81,6 @@ func canI(t *testing.T, c kubernetes.Interface, verb, resource, ns string) bool 
 	return r.Status.Allowed
 }
 
-// eventually polls cond until it holds; RBAC reads informer caches, so a
-// grant or revocation takes effect a moment after the write.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
-		return cond(), nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
 func forbidden(t *testing.T, err error, contains string) {
 	t.Helper()
 	if !apierrors.IsForbidden(err) {
@@ -113,7 +101,7 @@ func TestRBACUserScenario(t *testing.T) {
 	createRoleBinding(t, s.Client, "team-a", "dev-edit", "ClusterRole", "edit", group("dev"))
 	alice := userClient(t, s, "alice", "dev")
 
-	eventually(t, "alice may create configmaps in team-a", func() bool { return canI(t, alice, "create", "configmaps", "team-a") })
+	poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "alice may create configmaps in team-a", func() bool { return canI(t, alice, "create", "configmaps", "team-a") })
 	if canI(t, alice, "create", "configmaps", "default") {
 		t.Fatal("alice may create configmaps in default")
 	}
@@ -150,7 +138,7 @@ func TestRBACEscalationPrevention(t *testing.T) {
 	createRoleBinding(t, s.Client, "team-a", "alice-admin", "ClusterRole", "admin", userSubject("alice"))
 	createRoleBinding(t, s.Client, "team-a", "big", "ClusterRole", "cluster-admin", userSubject("bob"))
 	alice := userClient(t, s, "alice")
-	eventually(t, "alice is admin of team-a", func() bool { return canI(t, alice, "create", "roles.rbac.authorization.k8s.io", "team-a") })
+	poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "alice is admin of team-a", func() bool { return canI(t, alice, "create", "roles.rbac.authorization.k8s.io", "team-a") })
 
 	widgets := rbacv1.PolicyRule{Verbs: []string{"get"}, APIGroups: []string{"example.com"}, Resources: []string{"widgets"}}
 	cmRead := rbacv1.PolicyRule{Verbs: []string{"get", "list"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}
@@ -224,7 +212,7 @@ func TestRBACEscalationPrevention(t *testing.T) {
 		createClusterRole(t, s.Client, "widget-reader", widgets)
 		createClusterRole(t, s.Client, "bind-widget-reader", rbacv1.PolicyRule{Verbs: []string{"bind"}, APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}, ResourceNames: []string{"widget-reader"}})
 		createRoleBinding(t, s.Client, "team-a", "alice-binds", "ClusterRole", "bind-widget-reader", userSubject("alice"))
-		eventually(t, "alice may bind widget-reader", func() bool {
+		poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "alice may bind widget-reader", func() bool {
 			_, err := alice.RbacV1().RoleBindings("team-a").Create(ctx, &rbacv1.RoleBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: "dave-widgets"},
 				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "widget-reader"},
@@ -236,7 +224,7 @@ func TestRBACEscalationPrevention(t *testing.T) {
 	t.Run("escalate verb allows any rule", func(t *testing.T) {
 		createClusterRole(t, s.Client, "escalate-roles", rbacv1.PolicyRule{Verbs: []string{"escalate"}, APIGroups: []string{rbacv1.GroupName}, Resources: []string{"roles"}})
 		createRoleBinding(t, s.Client, "team-a", "alice-escalates", "ClusterRole", "escalate-roles", userSubject("alice"))
-		eventually(t, "alice may escalate roles", func() bool {
+		poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "alice may escalate roles", func() bool {
 			_, err := alice.RbacV1().Roles("team-a").Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "more"}, Rules: []rbacv1.PolicyRule{widgets}}, metav1.CreateOptions{})
 			return err == nil
 		})
@@ -244,7 +232,7 @@ func TestRBACEscalationPrevention(t *testing.T) {
 	t.Run("aggregationRule needs escalate", func(t *testing.T) {
 		createClusterRole(t, s.Client, "clusterrole-writer", rbacv1.PolicyRule{Verbs: []string{"create"}, APIGroups: []string{rbacv1.GroupName}, Resources: []string{"clusterroles"}})
 		createClusterRoleBinding(t, s.Client, "alice-clusterroles", "clusterrole-writer", userSubject("alice"))
-		eventually(t, "alice may create clusterroles", func() bool { return canI(t, alice, "create", "clusterroles.rbac.authorization.k8s.io", "") })
+		poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "alice may create clusterroles", func() bool { return canI(t, alice, "create", "clusterroles.rbac.authorization.k8s.io", "") })
 		_, err := alice.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
 			ObjectMeta:      metav1.ObjectMeta{Name: "aggregated"},
 			AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"x": "y"}}}},
@@ -319,7 +307,7 @@ func TestImpersonation(t *testing.T) {
 	}
 	// The admin impersonates alice in dev: alice's rights, not the admin's.
 	asAlice := as(s.AdminConfig, "alice", "dev")
-	eventually(t, "alice (impersonated) may create configmaps in team-a", func() bool { return canI(t, asAlice, "create", "configmaps", "team-a") })
+	poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "alice (impersonated) may create configmaps in team-a", func() bool { return canI(t, asAlice, "create", "configmaps", "team-a") })
 	if canI(t, asAlice, "create", "configmaps", "default") {
 		t.Fatal("impersonated alice has the admin's rights")
 	}
@@ -336,7 +324,7 @@ func TestImpersonation(t *testing.T) {
 	// Granted for user alice only.
 	createClusterRole(t, s.Client, "impersonate-alice", rbacv1.PolicyRule{Verbs: []string{"impersonate"}, APIGroups: []string{""}, Resources: []string{"users"}, ResourceNames: []string{"alice"}})
 	createClusterRoleBinding(t, s.Client, "bob-impersonates-alice", "impersonate-alice", userSubject("bob"))
-	eventually(t, "bob may impersonate alice", func() bool {
+	poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "bob may impersonate alice", func() bool {
 		_, err := as(bobCfg, "alice").CoreV1().ConfigMaps("team-a").List(ctx, metav1.ListOptions{})
 		// alice without the dev group has no rights: 403 for alice, not bob.
 		return err != nil && strings.Contains(err.Error(), `User "alice" cannot list`)
@@ -464,7 +452,7 @@ func TestAccessReviews(t *testing.T) {
 		}
 		return r.Status
 	}
-	eventually(t, "SubjectAccessReview allows alice in team-a", func() bool { return sar("team-a").Allowed })
+	poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "SubjectAccessReview allows alice in team-a", func() bool { return sar("team-a").Allowed })
 	if st := sar("team-a"); !strings.Contains(st.Reason, `RoleBinding "dev-edit/team-a" of ClusterRole "edit" to Group "dev"`) {
 		t.Errorf("reason %q", st.Reason)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/pki"
 	"github.com/gcp-project/gcp/pkg/layering"
 	"github.com/gcp-project/gcp/pkg/testserver"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 func createServiceAccount(t *testing.T, c kubernetes.Interface, ns, name string) *corev1.ServiceAccount {
@@ -60,7 +61,7 @@ func bearerStatus(t *testing.T, s *testserver.Server, token, path string) int {
 
 func waitStatus(t *testing.T, s *testserver.Server, token, path string, want int) {
 	t.Helper()
-	eventually(t, "status "+http.StatusText(want)+" for "+path, func() bool { return bearerStatus(t, s, token, path) == want })
+	poll.UntilTrue(t, 20*time.Millisecond, 10*time.Second, "status "+http.StatusText(want)+" for "+path, func() bool { return bearerStatus(t, s, token, path) == want })
 }
 
 // signWith signs claims with key, as a forger or another cluster would.

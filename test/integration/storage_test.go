@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/options"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/pkg/testserver"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestProtobufInEtcd reads the stored bytes of a configmap straight from
@@ -181,8 +183,7 @@ func TestConsistentListsFromWatchCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	const served = `apiserver_watch_cache_consistent_read_total{fallback="false",group="",resource="configmaps",success="true"}`
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.Until(t, 100*time.Millisecond, 30*time.Second, func() error {
 		if _, err := s.Client.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -190,12 +191,9 @@ func TestConsistentListsFromWatchCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bytes.Contains(metrics, []byte(served+" ")) {
-			return
+		if !bytes.Contains(metrics, []byte(served+" ")) {
+			return fmt.Errorf("no consistent list of configmaps was served from the watch cache (no %s in /metrics)", served)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no consistent list of configmaps was served from the watch cache in 30 s (no %s in /metrics)", served)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // testDiskWatch is a diskWatch of h's member whose free space the test
@@ -149,13 +152,12 @@ func TestMinFreeDiskRefusesWrites(t *testing.T) {
 	cfg.MinFreeDisk = 1 << 62
 	h := startT(t, cfg)
 	c := inProcessT(t, h)
-	deadline := time.Now().Add(10 * time.Second)
-	for h.LowDisk() == nil || !noSpaceRaised(t, c) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no NOSPACE alarm within 10 s: LowDisk %v", h.LowDisk())
+	poll.Until(t, 50*time.Millisecond, 10*time.Second, func() error {
+		if h.LowDisk() == nil || !noSpaceRaised(t, c) {
+			return fmt.Errorf("no NOSPACE alarm: LowDisk %v", h.LowDisk())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	if _, err := c.Put(context.Background(), "k", "v"); !errors.Is(err, rpctypes.ErrNoSpace) {
 		t.Fatalf("put: %v, want %v", err, rpctypes.ErrNoSpace)
 	}

@@ -1,11 +1,9 @@
 package etcd
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,27 +12,10 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-)
 
-// walWritten is how many bytes of the member's WAL hold records: etcd
-// preallocates each 64 MB segment, so a segment's size says nothing, but
-// the zeros after its last record are what is not written yet.
-func walWritten(t *testing.T, dataDir string) int64 {
-	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(dataDir, "member", "wal", "*.wal"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no WAL in %s: %v", dataDir, err)
-	}
-	var total int64
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		total += int64(len(bytes.TrimRight(data, "\x00")))
-	}
-	return total
-}
+	"github.com/gcp-project/gcp/test/poll"
+	"github.com/gcp-project/gcp/test/smalldisk"
+)
 
 // With a NOSPACE alarm raised for low disk, a refused write must not reach
 // the WAL: etcd refuses puts only when it applies them, after raft has
@@ -68,7 +49,7 @@ func TestRefusedWritesDoNotGrowTheWAL(t *testing.T) {
 
 	value := strings.Repeat("x", 20<<10)
 	const refused = 50
-	before := walWritten(t, dir)
+	before := smalldisk.WALWritten(t, dir)
 	for name, c := range map[string]*clientv3.Client{"in-process": inProcess, "gRPC": overGRPC} {
 		for i := 0; i < refused; i++ {
 			if _, err := c.Put(ctx, "k", value); !errors.Is(err, rpctypes.ErrNoSpace) {
@@ -84,7 +65,7 @@ func TestRefusedWritesDoNotGrowTheWAL(t *testing.T) {
 		}
 	}
 	// A bound far below one refused write's 20 KB per client and round.
-	if grew := walWritten(t, dir) - before; grew > 16<<10 {
+	if grew := smalldisk.WALWritten(t, dir) - before; grew > 16<<10 {
 		t.Fatalf("the WAL grew by %d bytes across %d refused writes of 20 KB", grew, 2*2*refused)
 	}
 
@@ -102,16 +83,11 @@ func TestRefusedWritesDoNotGrowTheWAL(t *testing.T) {
 
 	free.Store(resumeAbove(min))
 	testDiskWatch(h, dir, min, &free).check(ctx)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := overGRPC.Put(ctx, "after", "v")
-		if err == nil {
-			break
+	poll.Until(t, 20*time.Millisecond, 10*time.Second, func() error {
+		if _, err := overGRPC.Put(ctx, "after", "v"); err != nil {
+			return fmt.Errorf("put once space is back: %w", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("put once space is back: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 	put(t, inProcess, "after", "v")
 }

@@ -2,6 +2,7 @@ package etcdstorage
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // startEtcd runs an embedded member for the test, in a short temporary
@@ -103,12 +105,12 @@ func TestStorageThroughInProcessClients(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	for s.ReadinessCheck() != nil {
-		if ctx.Err() != nil {
-			t.Fatal("watch cache not ready")
+	poll.Until(t, 10*time.Millisecond, 30*time.Second, func() error {
+		if err := s.ReadinessCheck(); err != nil {
+			return fmt.Errorf("watch cache not ready: %w", err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	key := "/configmaps/default/hello"
 	w, err := s.Watch(ctx, "/configmaps/default", storage.ListOptions{ResourceVersion: "0", Predicate: storage.Everything, Recursive: true})
 	if err != nil {
@@ -145,12 +147,9 @@ func TestStorageThroughInProcessClients(t *testing.T) {
 
 	// The storage layer learned that etcd answers watch progress requests
 	// (without it the watch cache serves no consistent read).
-	for !etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress) {
-		if ctx.Err() != nil {
-			t.Fatal("the storage layer never learned that etcd supports watch progress requests")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.UntilTrue(t, 10*time.Millisecond, 30*time.Second, "the storage layer learns that etcd supports watch progress requests", func() bool {
+		return etcdfeature.DefaultFeatureSupportChecker.Supports(storage.RequestWatchProgress)
+	})
 
 	// One client each for the compactor, the feature check and the
 	// storage; destroying the only storage closes them all.

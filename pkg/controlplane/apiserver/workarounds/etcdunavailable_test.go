@@ -86,7 +86,15 @@ func TestEtcdBudgetPausesForCallbacks(t *testing.T) {
 	b := newEtcdBudget(context.Background(), timeout, nil)
 	defer b.stop()
 	b.pause()
-	time.Sleep(3 * timeout)
+	// A budget of twice the time, started after b paused, has run out:
+	// b, had it not paused, would have run out a whole timeout earlier.
+	control := newEtcdBudget(context.Background(), 2*timeout, nil)
+	defer control.stop()
+	select {
+	case <-control.ctx.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("a budget that was not paused never ran out")
+	}
 	if b.expired() || b.ctx.Err() != nil {
 		t.Fatal("the budget ran out while paused")
 	}

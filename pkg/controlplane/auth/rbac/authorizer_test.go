@@ -317,14 +317,17 @@ func TestAuthorizeWaitsForCaches(t *testing.T) {
 	roles, rbs, crs, crbs := idx(), idx(), idx(), idx()
 	resolver := NewResolver(roleLister{rbaclisters.NewRoleLister(roles)}, roleBindingLister{l: rbaclisters.NewRoleBindingLister(rbs), idx: rbs},
 		clusterRoleLister{rbaclisters.NewClusterRoleLister(crs)}, clusterRoleBindingLister{l: rbaclisters.NewClusterRoleBindingLister(crbs), idx: crbs})
-	synced := make(chanChecker)
+	synced := askedChecker{done: make(chan struct{}), asked: make(chan struct{}, 2)}
 	a := &Authorizer{resolver: resolver, synced: []cache.DoneChecker{synced}}
-	// The caches load 300 ms from now.
+	// The caches load once Authorize waits for them: its second look at
+	// them (the first asks whether they are done, after a decision on the
+	// empty caches; the second is client-go's cache.WaitFor).
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		<-synced.asked
+		<-synced.asked
 		_ = crs.Add(clusterRole("view", rule("get", "", "configmaps")))
 		_ = rbs.Add(binding("team-a", "alice-view", "ClusterRole", "view", subject(rbacv1.UserKind, "alice")))
-		close(synced)
+		close(synced.done)
 	}()
 	if decision, reason, err := a.Authorize(context.Background(), attrs); decision != authorizer.DecisionAllow || err != nil {
 		t.Errorf("before the caches loaded: %v %q %v, want allowed once they had", decision, reason, err)
@@ -336,6 +339,22 @@ func TestAuthorizeWaitsForCaches(t *testing.T) {
 	if decision, reason, _ := never.Authorize(ctx, attrs); decision == authorizer.DecisionAllow || !strings.Contains(reason, "have not loaded yet") {
 		t.Errorf("caches that never load: %v %q", decision, reason)
 	}
+}
+
+// askedChecker is done when done is closed, and says on asked (without
+// waiting) each time it is looked at.
+type askedChecker struct {
+	done, asked chan struct{}
+}
+
+func (c askedChecker) Name() string { return "test caches" }
+
+func (c askedChecker) Done() <-chan struct{} {
+	select {
+	case c.asked <- struct{}{}:
+	default:
+	}
+	return c.done
 }
 
 // chanChecker is done when it is closed.

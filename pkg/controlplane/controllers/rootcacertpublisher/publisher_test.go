@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/gcp-project/gcp/test/informertest"
 )
 
 const ca = "-----BEGIN CERTIFICATE-----\nfake\n-----END CERTIFICATE-----\n"
@@ -42,16 +44,13 @@ func writes(client *fake.Clientset) map[string]string {
 // running workers.
 func newSynced(t *testing.T, objs ...runtime.Object) (*Publisher, *fake.Clientset) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	p, err := New(factory, client, []byte(ca))
 	if err != nil {
 		t.Fatal(err)
 	}
-	factory.Start(ctx.Done())
-	t.Cleanup(func() { cancel(); factory.Shutdown(); p.queue.ShutDown() })
-	factory.WaitForCacheSync(ctx.Done())
+	informertest.Start(t, factory, p.queue)
 	return p, client
 }
 

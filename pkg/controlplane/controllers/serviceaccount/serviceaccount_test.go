@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/gcp-project/gcp/test/informertest"
 )
 
 func namespace(name string, phase corev1.NamespacePhase) *corev1.Namespace {
@@ -35,16 +37,13 @@ func creates(client *fake.Clientset) []string {
 // running workers.
 func newSynced(t *testing.T, objs ...runtime.Object) (*Controller, *fake.Clientset) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	client := fake.NewClientset(objs...)
 	factory := informers.NewSharedInformerFactory(client, 0)
 	c, err := New(factory.Core().V1().Namespaces(), factory.Core().V1().ServiceAccounts(), client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	factory.Start(ctx.Done())
-	t.Cleanup(func() { cancel(); factory.Shutdown(); c.queue.ShutDown() })
-	factory.WaitForCacheSync(ctx.Done())
+	informertest.Start(t, factory, c.queue)
 	return c, client
 }
 

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/gcp-project/gcp/test/informertest"
 )
 
 // fixedChecker warns about every validation and counts its calls.
@@ -25,10 +27,9 @@ func (c *fixedChecker) Check(p *admissionregistrationv1.ValidatingAdmissionPolic
 
 func newSynced(t *testing.T, policies ...*admissionregistrationv1.ValidatingAdmissionPolicy) (*Controller, *fake.Clientset, *fixedChecker) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	client := fake.NewClientset()
 	for _, p := range policies {
-		if _, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		if _, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -38,9 +39,7 @@ func newSynced(t *testing.T, policies ...*admissionregistrationv1.ValidatingAdmi
 	if err != nil {
 		t.Fatal(err)
 	}
-	factory.Start(ctx.Done())
-	t.Cleanup(func() { cancel(); factory.Shutdown(); c.queue.ShutDown() })
-	factory.WaitForCacheSync(ctx.Done())
+	informertest.Start(t, factory, c.queue)
 	return c, client, checker
 }
 

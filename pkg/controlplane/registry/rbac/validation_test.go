@@ -7,15 +7,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-)
 
-func fieldsOf(errs field.ErrorList) string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, e.Field)
-	}
-	return strings.Join(out, ",")
-}
+	"github.com/gcp-project/gcp/test/fielderrors"
+)
 
 func TestValidateRoles(t *testing.T) {
 	meta := metav1.ObjectMeta{Name: "r", Namespace: "ns"}
@@ -42,7 +36,7 @@ func TestValidateRoles(t *testing.T) {
 		{"bad aggregation selector", ValidateClusterRole(&rbacv1.ClusterRole{ObjectMeta: cluster, AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"a b": "c"}}}}}), "aggregationRule.clusterRoleSelectors[0].matchLabels"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := fieldsOf(tc.errs); !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
+			if got := strings.Join(fielderrors.Fields(tc.errs), ","); !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
 				t.Errorf("fields %q, want %q (%v)", got, tc.want, tc.errs)
 			}
 		})
@@ -80,7 +74,7 @@ func TestValidateBindings(t *testing.T) {
 		{"roleRef changed", validateRoleRefUnchanged(roleRef, ref), "roleRef"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := fieldsOf(tc.errs); got != tc.want {
+			if got := strings.Join(fielderrors.Fields(tc.errs), ","); got != tc.want {
 				t.Errorf("fields %q, want %q (%v)", got, tc.want, tc.errs)
 			}
 		})

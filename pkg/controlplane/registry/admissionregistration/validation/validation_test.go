@@ -11,20 +11,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/registry/admissionregistration/defaults"
+	"github.com/gcp-project/gcp/test/fielderrors"
 )
-
-func fieldsOf(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, e.Field)
-	}
-	return out
-}
 
 // check fails unless errs is empty (want "") or names want.
 func check(t *testing.T, errs field.ErrorList, want string) {
 	t.Helper()
-	got := fieldsOf(errs)
+	got := fielderrors.Fields(errs)
 	if want == "" {
 		if len(errs) != 0 {
 			t.Errorf("want no errors, got %v", errs)

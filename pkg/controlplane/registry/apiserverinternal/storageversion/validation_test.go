@@ -6,7 +6,8 @@ import (
 
 	apiserverinternalv1alpha1 "k8s.io/api/apiserverinternal/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gcp-project/gcp/test/fielderrors"
 )
 
 func ptr(s string) *string { return &s }
@@ -26,14 +27,6 @@ func validStorageVersion() *apiserverinternalv1alpha1.StorageVersion {
 			}},
 		},
 	}
-}
-
-func fieldsOf(errs field.ErrorList) string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, string(e.Type)+" "+e.Field)
-	}
-	return strings.Join(out, "; ")
 }
 
 func TestValidateName(t *testing.T) {
@@ -106,7 +99,7 @@ func TestValidate(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sv := validStorageVersion()
 			c.mutate(sv)
-			if got := fieldsOf(Validate(sv)); got != c.want {
+			if got := strings.Join(fielderrors.TypesAndFields(Validate(sv)), "; "); got != c.want {
 				t.Errorf("errors %q, want %q", got, c.want)
 			}
 			// The status subresource checks the status only.
@@ -114,7 +107,7 @@ func TestValidate(t *testing.T) {
 			if strings.HasPrefix(c.want, "FieldValue") && strings.Contains(c.want, " metadata.") {
 				wantStatus = ""
 			}
-			if got := fieldsOf(ValidateStatusUpdate(sv, validStorageVersion())); got != wantStatus {
+			if got := strings.Join(fielderrors.TypesAndFields(ValidateStatusUpdate(sv, validStorageVersion())), "; "); got != wantStatus {
 				t.Errorf("status update errors %q, want %q", got, wantStatus)
 			}
 		})

@@ -7,7 +7,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gcp-project/gcp/test/fielderrors"
 )
 
 func validCandidate() *coordinationv1beta1.LeaseCandidate {
@@ -20,15 +21,6 @@ func validCandidate() *coordinationv1beta1.LeaseCandidate {
 			Strategy:         coordinationv1.OldestEmulationVersion,
 		},
 	}
-}
-
-// fieldsOf lists "type field" of each error, for comparison.
-func fieldsOf(errs field.ErrorList) []string {
-	var out []string
-	for _, e := range errs {
-		out = append(out, string(e.Type)+" "+e.Field)
-	}
-	return out
 }
 
 func TestValidate(t *testing.T) {
@@ -63,7 +55,7 @@ func TestValidate(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			lc := validCandidate()
 			c.mutate(lc)
-			if got := fieldsOf(Validate(lc)); strings.Join(got, "; ") != strings.Join(c.want, "; ") {
+			if got := fielderrors.TypesAndFields(Validate(lc)); strings.Join(got, "; ") != strings.Join(c.want, "; ") {
 				t.Errorf("errors %q, want %q", got, c.want)
 			}
 		})
@@ -96,7 +88,7 @@ func TestValidateUpdate(t *testing.T) {
 		t.Errorf("valid update: %v", errs)
 	}
 	lc.Spec.LeaseName = "other"
-	if got := fieldsOf(ValidateUpdate(lc, old)); strings.Join(got, "; ") != "FieldValueInvalid spec.leaseName" {
+	if got := fielderrors.TypesAndFields(ValidateUpdate(lc, old)); strings.Join(got, "; ") != "FieldValueInvalid spec.leaseName" {
 		t.Errorf("lease name change: %q", got)
 	}
 }
