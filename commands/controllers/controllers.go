@@ -81,7 +81,12 @@ func NewCommand(ctx context.Context, name string, stack layering.Stack) *cobra.C
 				}
 				return err
 			}
-			cfg.Notify = sdnotify.TakeFromEnv()
+			// systemd hears READY=1 once the API server answers (a
+			// standby is ready too) and STOPPING=1 when the controllers
+			// begin to stop.
+			reached := make(chan struct{})
+			cfg.OnAPIServerReached = func() { close(reached) }
+			defer sdnotify.TakeFromEnv().Start(ctx, reached)()
 			defer gcheadroom.Start(gcheadroom.Default())()
 			return controllers.Run(ctx, cfg)
 		},

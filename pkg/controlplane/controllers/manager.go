@@ -42,7 +42,6 @@ import (
 	"k8s.io/controller-manager/pkg/informerfactory"
 	"k8s.io/klog/v2"
 
-	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 	"github.com/gcp-project/gcp/pkg/controlplane/version"
 )
 
@@ -106,9 +105,9 @@ func run(ctx context.Context, c *Config) error {
 		return err
 	}
 	reached.Store(true)
-	// Ready once the API server answers, as /readyz's apiserver-reachable
-	// check says (a standby is ready too).
-	defer c.Notify.Start(ctx, sdnotify.Now())()
+	if c.OnAPIServerReached != nil {
+		c.OnAPIServerReached()
+	}
 	if c.Generic.LeaderElection.LeaderElect {
 		// A standby has nothing to sync; it is ready to take over.
 		synced.Store(true)

@@ -19,7 +19,6 @@ import (
 	cmoptions "k8s.io/controller-manager/options"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/tlspolicy"
-	"github.com/gcp-project/gcp/pkg/controlplane/sdnotify"
 )
 
 // DefaultSecurePort is where `gcp controllers` serves /healthz and
@@ -205,11 +204,11 @@ type Config struct {
 	// Descriptors are every known controller; Generic.Controllers says
 	// which run.
 	Descriptors []Descriptor
-	// Notify, under systemd, hears READY=1 once the API server answers and
-	// STOPPING=1 when the controllers begin to stop (`gcp controllers`
-	// takes it from $NOTIFY_SOCKET); the zero value, as in `gcp start`,
-	// which notifies for the whole process itself, sends nothing.
-	Notify sdnotify.Notifier
+	// OnAPIServerReached, if set, is called once the API server answers,
+	// as /readyz's apiserver-reachable check says: the manager is then
+	// ready, a leader-election standby too (`gcp controllers` says READY=1
+	// to systemd then).
+	OnAPIServerReached func()
 	// OnInformersSynced, if set, is called once the controllers are
 	// running and their informers have synced (after winning leader
 	// election, when it is on); a test server waits for it.

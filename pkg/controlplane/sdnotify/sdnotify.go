@@ -6,10 +6,9 @@
 //
 // Every part says both states one way, Notifier.Start with the Ready
 // channel of the part's handle (etcd.Handle, apiserver.Handle,
-// allinone.ControlPlane): the commands take the socket with TakeFromEnv
-// and notify for what they run, except `gcp controllers`, which hands the
-// Notifier to controllers.Config (the manager knows when the API server
-// answers). Taking it matters for the API server: k8s.io/apiserver sends READY=1 by itself as
+// allinone.ControlPlane; for `gcp controllers`, the controller manager's
+// OnAPIServerReached): the commands take the socket with TakeFromEnv and
+// notify for what they run. Taking it matters for the API server: k8s.io/apiserver sends READY=1 by itself as
 // soon as the server listens, before /readyz is 200, unless the variable
 // is gone, so the library finds nothing to notify and gcp says READY=1
 // once /readyz is 200.
@@ -90,12 +89,4 @@ func (n Notifier) Start(ctx context.Context, ready <-chan struct{}) (stop func()
 		cancel()
 		<-done
 	}
-}
-
-// Now returns a closed channel, a ready for Start of a component that
-// starts Start only when it serves.
-func Now() <-chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
 }

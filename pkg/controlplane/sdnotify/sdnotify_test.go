@@ -47,7 +47,7 @@ func TestNotifier(t *testing.T) {
 	// A component that returns on its own (a failure, not ctx) says
 	// STOPPING=1 by its stop, which returns once it is sent: its process
 	// may exit right after.
-	stop = n.Start(context.Background(), Now())
+	stop = n.Start(context.Background(), closed())
 	if got := read(); got != "READY=1" {
 		t.Fatalf("got %q, want READY=1", got)
 	}
@@ -67,5 +67,12 @@ func TestNotifier(t *testing.T) {
 	}
 
 	// The zero Notifier sends nothing and does not block.
-	(Notifier{}).Start(context.Background(), Now())()
+	(Notifier{}).Start(context.Background(), closed())()
+}
+
+// closed returns a closed channel: a component ready from the start.
+func closed() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
