@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // mustGCP runs the binary, fails the test unless it exits 0, and returns
@@ -368,20 +371,19 @@ func TestSymlinks(t *testing.T) {
 	go func() { exited <- start.Wait() }()
 	defer func() { _ = start.Process.Kill() }()
 	kubeconfig := filepath.Join(dataDir, "admin.kubeconfig")
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if _, err := os.Stat(kubeconfig); err == nil {
-			if err := exec.Command(gcpBinary, "kubectl", "--kubeconfig", kubeconfig, "get", "--raw", "/readyz").Run(); err == nil {
-				break
-			}
-		}
+	err := poll.Wait(context.Background(), 100*time.Millisecond, 60*time.Second, func() error {
 		select {
 		case err := <-exited:
 			t.Fatalf("gcp-start exited before ready: %v\n%s", err, &log)
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gcp-start not ready after 60s:\n%s", &log)
+		if _, err := os.Stat(kubeconfig); err != nil {
+			return err
 		}
+		return exec.Command(gcpBinary, "kubectl", "--kubeconfig", kubeconfig, "get", "--raw", "/readyz").Run()
+	})
+	if err != nil {
+		t.Fatalf("gcp-start not ready: %v\n%s", err, &log)
 	}
 	_ = start.Process.Signal(syscall.SIGTERM)
 	select {
