@@ -80,7 +80,10 @@ func reconcileUntil(ctx context.Context, client kubernetes.Interface, policy Pol
 // the roles they aggregate (Policy.Aggregated), so a policy composed of
 // several layers' UserRoles grants them complete.
 func Reconcile(ctx context.Context, client kubernetes.Interface, policy Policy) error {
-	policy = policy.Aggregated()
+	policy, err := policy.Aggregated()
+	if err != nil {
+		return err
+	}
 	p := &pass{ctx: ctx}
 	rbac := client.RbacV1()
 	namespaces := client.CoreV1().Namespaces()

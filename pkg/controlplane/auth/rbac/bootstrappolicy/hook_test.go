@@ -43,7 +43,7 @@ func TestReconcileCreatesEverything(t *testing.T) {
 	client := reconciled(t)
 	ctx := context.Background()
 	rbac := client.RbacV1()
-	for _, want := range testPolicy().Aggregated().ClusterRoles {
+	for _, want := range mustAggregate(t, testPolicy()).ClusterRoles {
 		got, err := rbac.ClusterRoles().Get(ctx, want.Name, metav1.GetOptions{})
 		if err != nil {
 			t.Errorf("clusterrole %s: %v", want.Name, err)

@@ -55,7 +55,7 @@ func testPolicy() Policy {
 // clusterRolesByName are testPolicy's cluster roles, aggregated.
 func clusterRolesByName(t *testing.T) map[string]rbacv1.ClusterRole {
 	roles := map[string]rbacv1.ClusterRole{}
-	for _, r := range testPolicy().Aggregated().ClusterRoles {
+	for _, r := range mustAggregate(t, testPolicy()).ClusterRoles {
 		if _, dup := roles[r.Name]; dup {
 			t.Errorf("clusterrole %s twice", r.Name)
 		}
@@ -147,7 +147,7 @@ func TestPolicyIsFresh(t *testing.T) {
 		}
 	}
 	edit := func() []rbacv1.PolicyRule {
-		for _, r := range testPolicy().Aggregated().ClusterRoles {
+		for _, r := range mustAggregate(t, testPolicy()).ClusterRoles {
 			if r.Name == "edit" {
 				return r.Rules
 			}
@@ -327,5 +327,30 @@ func TestWellKnownRolesAndBindings(t *testing.T) {
 	if ok, _ := rbacvalidation.Covers(reader.Rules, []rbacv1.PolicyRule{{Verbs: []string{"get", "list", "watch"},
 		APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"extension-apiserver-authentication"}}}); !ok {
 		t.Errorf("kube-system/extension-apiserver-authentication-reader: %v", reader)
+	}
+}
+
+// mustAggregate is p.Aggregated(), failing t on an error.
+func mustAggregate(t *testing.T, p Policy) Policy {
+	t.Helper()
+	out, err := p.Aggregated()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestAggregatedRefusesABadSelector: a layer's aggregating role whose
+// selector does not parse is an error naming it, not a panic.
+func TestAggregatedRefusesABadSelector(t *testing.T) {
+	p := testPolicy()
+	p.ClusterRoles = append(p.ClusterRoles, rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{Name: "broken"},
+		AggregationRule: &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "k", Operator: "Sometimes"}},
+		}}},
+	})
+	if _, err := p.Aggregated(); err == nil || !strings.Contains(err.Error(), "clusterrole broken") {
+		t.Errorf("got %v, want an error naming clusterrole broken", err)
 	}
 }

@@ -1,6 +1,7 @@
 package bootstrappolicy
 
 import (
+	"fmt"
 	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -55,21 +56,25 @@ func UserRoles(owner string, r UserRules) Policy {
 // roles its selectors match, as the clusterrole aggregation controller
 // sets them: Reconcile writes the roles complete, so they grant what they
 // should before that controller runs, or without it. p is not changed.
-func (p Policy) Aggregated() Policy {
+func (p Policy) Aggregated() (Policy, error) {
 	out := p
 	out.ClusterRoles = make([]rbacv1.ClusterRole, len(p.ClusterRoles))
 	for i := range p.ClusterRoles {
 		out.ClusterRoles[i] = *p.ClusterRoles[i].DeepCopy()
 	}
-	fillAggregated(out.ClusterRoles)
-	return out
+	if err := fillAggregated(out.ClusterRoles); err != nil {
+		return Policy{}, err
+	}
+	return out, nil
 }
 
 // fillAggregated sets the rules of every aggregated role to the union of
 // the rules of the other roles its selectors match, as the aggregation
 // controller would. It repeats until nothing changes so that nested
-// aggregation (view into edit into admin) settles whatever the order.
-func fillAggregated(roles []rbacv1.ClusterRole) {
+// aggregation (view into edit into admin) settles whatever the order. A
+// selector that does not parse (a layer's policy is a library user's
+// input) is an error naming its role.
+func fillAggregated(roles []rbacv1.ClusterRole) error {
 	for changed := true; changed; {
 		changed = false
 		for i := range roles {
@@ -81,7 +86,7 @@ func fillAggregated(roles []rbacv1.ClusterRole) {
 			for _, sel := range target.AggregationRule.ClusterRoleSelectors {
 				s, err := metav1.LabelSelectorAsSelector(&sel)
 				if err != nil {
-					panic(err) // static policy data is broken
+					return fmt.Errorf("clusterrole %s: aggregationRule: %w", target.Name, err)
 				}
 				for j, r := range roles {
 					if j == i || !s.Matches(labels.Set(r.Labels)) {
@@ -100,6 +105,7 @@ func fillAggregated(roles []rbacv1.ClusterRole) {
 			}
 		}
 	}
+	return nil
 }
 
 func equalRules(a, b rbacv1.PolicyRule) bool {
