@@ -31,6 +31,10 @@ type Options struct {
 func NewOptions() *Options {
 	cfg := DefaultConfig(DefaultDataDir)
 	cfg.ListenClientURLs = []string{DefaultListenClientURL}
+	// A member of a cluster keeps etcd's raft log defaults: a follower that
+	// falls behind catches up from those entries rather than a snapshot of
+	// the whole database.
+	cfg.SnapshotCount, cfg.SnapshotCatchUpEntries = 0, 0
 	return &Options{Config: cfg}
 }
 
