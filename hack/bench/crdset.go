@@ -26,22 +26,21 @@ type crdSetRun struct {
 
 // crdSetResult is every figure of one set in one stack.
 type crdSetResult struct {
-	name                   string
-	crds                   int           // created
-	rssBefore              float64       // MiB, idleWait after the start, before any CRD
-	created, discovered    time.Duration // from the first create
-	cpu                    time.Duration // the stack's, over discovered
-	rssPeak, rssIdle       float64       // MiB
-	firstListMedian        time.Duration // first list − second list, of 20 CRDs
-	firstListMax           time.Duration
-	apiResources           time.Duration
-	explain, explainAll    time.Duration // a deep field; spec, --recursive
-	openAPI                time.Duration // the biggest group's document, the first GET
-	synced                 time.Duration // every kind's informer
-	rssWatched             float64
-	objectsOK, objectsSent int
-	rssObjects             float64
-	restart                time.Duration // to every CRD served
+	name                     string
+	crds                     int           // created
+	rssBefore                float64       // MiB, idleWait after the start, before any CRD
+	created, discovered      time.Duration // from the first create
+	cpu                      time.Duration // the stack's, over discovered
+	rssPeak, rssIdle         float64       // MiB
+	firstList, firstFullList firstListCost // kubectl's list, and one without a limit
+	apiResources             time.Duration
+	explain, explainAll      time.Duration // a deep field; spec, --recursive
+	openAPI                  time.Duration // the biggest group's document, the first GET
+	synced                   time.Duration // every kind's informer
+	rssWatched               float64
+	objectsOK, objectsSent   int
+	rssObjects               float64
+	restart                  time.Duration // to every CRD served
 }
 
 // crdSetTargets are what a set's figures 7 and 8 ask for: the same for
@@ -69,9 +68,14 @@ func runCRDSets(stacks []stack, paths []string, limit int, run crdSetRun, upstre
 		log("%s: %d CRDs of %d files, %.1f MiB of YAML; deepest field %s.%s; biggest group %s (%d CRDs)", set.name, len(set.crds), set.files,
 			float64(set.yamlBytes)/(1<<20), t.explain.crd.Spec.Names.Plural, strings.Join(t.explain.path, "."), t.group, t.groupCRDs)
 		var results []*crdSetResult
-		for i, s := range stacks {
+		for _, s := range stacks {
 			fmt.Fprintf(os.Stderr, "== %s: %s\n", set.name, s.name())
-			r, err := measureCRDSet(s, set, t, filepath.Join(run.dir, fmt.Sprintf("%s-%d", set.name, i)), run)
+			// A fresh data dir, whatever --work held.
+			dir := filepath.Join(run.dir, set.name+"-"+strings.NewReplacer(" + ", "-", " ", "-").Replace(s.name()))
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			r, err := measureCRDSet(s, set, t, dir, run)
 			s.stop()
 			if err != nil {
 				return fmt.Errorf("%s: %s: %w", set.name, s.name(), err)
@@ -109,10 +113,13 @@ func measureCRDSet(s stack, set *crdSet, t crdSetTargets, dir string, run crdSet
 		return v
 	}
 	r.rssIdle = settle("idle")
-	if r.firstListMedian, r.firstListMax, err = firstLists(s.config(), crds); err != nil {
+	kubectls, fulls := listPicks(crds)
+	if r.firstList, err = firstLists(s.config(), kubectls, kubectlList); err != nil {
 		return nil, err
 	}
-	log("first list costs %v more than the second (median), at most %v", r.firstListMedian, r.firstListMax)
+	if r.firstFullList, err = firstLists(s.config(), fulls, fullList); err != nil {
+		return nil, err
+	}
 	scratch := filepath.Join(run.dir, "scratch")
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return nil, err

@@ -145,27 +145,63 @@ func peakRSS(pids map[string]int) func() float64 {
 	return func() float64 { close(done); return <-out }
 }
 
-// firstLists lists the resources of 20 CRDs spread over crds twice each,
-// cluster-wide, and returns the median and the highest of how much
-// longer the first list took than the second.
-func firstLists(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition) (median, highest time.Duration, err error) {
+// kubectlList is the list kubectl get sends (its --chunk-size is 500):
+// the first request a person makes of a kind. kube-apiserver serves it
+// from etcd until the resource's watch cache has started; a list without
+// a limit (fullList) waits for the cache.
+var kubectlList, fullList = metav1.ListOptions{Limit: 500}, metav1.ListOptions{}
+
+// firstListCost is figure 5 of some CRDs and one kind of list: the
+// median and the highest of how much longer each CRD's first list took
+// than its second.
+type firstListCost struct{ median, highest time.Duration }
+
+// firstLists lists the resource of each CRD of picked twice with opts,
+// cluster-wide, and says how much longer the first lists took.
+func firstLists(cfg *rest.Config, picked []*apiextensionsv1.CustomResourceDefinition, opts metav1.ListOptions) (firstListCost, error) {
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	var extra []time.Duration
-	for _, i := range spread(len(crds), 20) {
-		gvr := storageGVR(crds[i])
+	for _, crd := range picked {
+		gvr := storageGVR(crd)
 		var took [2]time.Duration
 		for j := range took {
 			t := time.Now()
-			if _, err := dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{}); err != nil {
-				return 0, 0, fmt.Errorf("list %s: %w", gvr, err)
+			if _, err := dyn.Resource(gvr).List(context.Background(), opts); err != nil {
+				return firstListCost{}, fmt.Errorf("list %s: %w", gvr, err)
 			}
 			took[j] = time.Since(t)
 		}
 		extra = append(extra, took[0]-took[1])
-		log("first list of %s: %v, second %v", gvr.GroupResource(), took[0].Round(time.Microsecond), took[1].Round(time.Microsecond))
+		log("first list (limit %d) of %s: %v, second %v", opts.Limit, gvr.GroupResource(), took[0].Round(time.Microsecond), took[1].Round(time.Microsecond))
+	}
+	if len(extra) == 0 {
+		return firstListCost{}, nil
 	}
 	slices.Sort(extra)
-	return extra[len(extra)/2], extra[len(extra)-1], nil
+	c := firstListCost{extra[len(extra)/2], extra[len(extra)-1]}
+	log("a first list (limit %d) costs %v more than the second (median of %d), at most %v", opts.Limit, c.median, len(extra), c.highest)
+	return c, nil
+}
+
+// listPicks are the CRDs whose first lists are timed: 20 spread over
+// crds for kubectl's list, and 20 spread over the rest for a list
+// without a limit (fewer if the set is small).
+func listPicks(crds []*apiextensionsv1.CustomResourceDefinition) (kubectls, fulls []*apiextensionsv1.CustomResourceDefinition) {
+	taken := map[int]bool{}
+	for _, i := range spread(len(crds), 20) {
+		kubectls = append(kubectls, crds[i])
+		taken[i] = true
+	}
+	var rest []*apiextensionsv1.CustomResourceDefinition
+	for i, crd := range crds {
+		if !taken[i] {
+			rest = append(rest, crd)
+		}
+	}
+	for _, i := range spread(len(rest), 20) {
+		fulls = append(fulls, rest[i])
+	}
+	return kubectls, fulls
 }
 
 // kubectl runs `gcp kubectl` with args against kubeconfig, with a cache

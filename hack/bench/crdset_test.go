@@ -189,6 +189,28 @@ func TestSpread(t *testing.T) {
 	}
 }
 
+// TestListPicksTakesDifferentCRDs: the lists without a limit go to CRDs
+// the kubectl lists did not touch.
+func TestListPicksTakesDifferentCRDs(t *testing.T) {
+	for _, n := range []int{100, 30, 10} {
+		crds := make([]*apiextensionsv1.CustomResourceDefinition, n)
+		for i := range crds {
+			crds[i] = &apiextensionsv1.CustomResourceDefinition{}
+		}
+		kubectls, fulls := listPicks(crds)
+		seen := map[*apiextensionsv1.CustomResourceDefinition]bool{}
+		for _, crd := range append(kubectls, fulls...) {
+			if seen[crd] {
+				t.Fatalf("%d CRDs: one picked twice", n)
+			}
+			seen[crd] = true
+		}
+		if wantK, wantF := min(n, 20), min(n-min(n, 20), 20); len(kubectls) != wantK || len(fulls) != wantF {
+			t.Errorf("%d CRDs: %d and %d picked, want %d and %d", n, len(kubectls), len(fulls), wantK, wantF)
+		}
+	}
+}
+
 func TestBiggestGroup(t *testing.T) {
 	crd := func(group, version string) *apiextensionsv1.CustomResourceDefinition {
 		return &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: group,

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -10,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -85,7 +86,7 @@ func createObjects(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefin
 	t0 = time.Now()
 	for _, i := range picked {
 		gvr := storageGVR(crds[i])
-		if _, err := dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{}); err != nil {
+		if _, err := dyn.Resource(gvr).List(context.Background(), kubectlList); err != nil {
 			return 0, 0, fmt.Errorf("list %s: %w", gvr, err)
 		}
 	}
@@ -95,7 +96,11 @@ func createObjects(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefin
 
 // restart stops s, starts it on dir again and returns how long from the
 // start until /readyz answered 200 and every CRD's resource of crds
-// answered a list, polled over and over.
+// answered a list with 200. Once /readyz answers, each resource is
+// listed at once, all together (as the informers of clients that were
+// watching them relist after a restart), and again every 100 ms until
+// it answers: listing them a few at a time would add up the first
+// lists' costs (figure 5) instead of measuring when each is served.
 func restart(s stack, dir string, crds []*apiextensionsv1.CustomResourceDefinition) (time.Duration, error) {
 	s.stop()
 	t0 := time.Now()
@@ -104,40 +109,33 @@ func restart(s stack, dir string, crds []*apiextensionsv1.CustomResourceDefiniti
 		return 0, err
 	}
 	dyn := dynamic.NewForConfigOrDie(s.config())
-	pending := make([]schema.GroupVersionResource, len(crds))
+	served := make([]time.Duration, len(crds))
+	errs := make([]error, len(crds))
+	var wg sync.WaitGroup
 	for i, crd := range crds {
-		pending[i] = storageGVR(crd)
-	}
-	rounds := 0
-	for len(pending) > 0 {
-		rounds++
-		failed := make([]bool, len(pending))
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 8)
-		for i, gvr := range pending {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				_, err := dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{})
-				failed[i] = err != nil
-			})
-		}
-		wg.Wait()
-		var still []schema.GroupVersionResource
-		for i, gvr := range pending {
-			if failed[i] {
-				still = append(still, gvr)
+		gvr := storageGVR(crd)
+		wg.Go(func() {
+			for {
+				_, err := dyn.Resource(gvr).List(context.Background(), kubectlList)
+				if err == nil {
+					served[i] = time.Since(t0)
+					return
+				}
+				if time.Since(t0) > 15*time.Minute {
+					errs[i] = fmt.Errorf("%s not served 15m after the restart: %w", gvr, err)
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
-		}
-		pending = still
-		if time.Since(t0) > 15*time.Minute {
-			return 0, fmt.Errorf("%d CRDs not served 15m after the restart, e.g. %s", len(pending), pending[0])
-		}
-		if len(pending) > 0 {
-			time.Sleep(50 * time.Millisecond)
-		}
+		})
 	}
-	took := time.Since(t0)
-	log("restarted: ready after %v, every CRD served after %v (%d rounds of lists)", ready.Round(time.Millisecond), took.Round(time.Millisecond), rounds)
-	return took, nil
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	slices.Sort(served)
+	last := served[len(served)-1]
+	log("restarted: ready after %v; each CRD served after %v (median), the last after %v", ready.Round(time.Millisecond),
+		served[len(served)/2].Round(time.Millisecond), last.Round(time.Millisecond))
+	return last, nil
 }
