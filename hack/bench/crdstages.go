@@ -102,3 +102,21 @@ func (s *crdStages) stop(t0 time.Time) string {
 	}
 	return fmt.Sprintf("last create sent at %v; names accepted %s; established %s", ms(lastSent.Sub(t0)), after(s.named), after(s.established))
 }
+
+// lastEstablished says whether the watch has seen every CRD of names
+// established, and when it saw the last of them.
+func (s *crdStages) lastEstablished(names []string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var last time.Time
+	for _, name := range names {
+		t, ok := s.established[name]
+		if !ok {
+			return time.Time{}, false
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last, true
+}

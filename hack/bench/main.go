@@ -33,6 +33,10 @@ func main() {
 	listReps := flag.Int("list-reps", 200, "lists of each size and kind (of 200, the p99 is the second slowest)")
 	watchEvents := flag.Int("watch-events", 3000, "creates whose delivery to an open watch is timed")
 	gcpFlags := flag.String("gcp-flags", "", "more flags for gcp start, separated by spaces (e.g. --profiling, to take profiles while it runs)")
+	crdSets := flag.String("crd-set", "", "CRD set archives (hack/bench/crdsets/*.tar.xz), comma separated: install each into each stack and measure only that (docs/performance.md)")
+	crdLimit := flag.Int("crd-limit", 0, "with --crd-set, only the first N CRDs of each set by file name (0: all)")
+	crdSettle := flag.Duration("crd-settle", time.Minute, "with --crd-set, how long a stack idles before each RSS after the CRDs is read")
+	crdObjects := flag.Int("crd-objects", 100, "with --crd-set, how many CRDs get one object each (0: none)")
 	flag.Parse()
 	if *gcpBin == "" || *upstreamDir == "" {
 		fmt.Fprintln(os.Stderr, "bench: --gcp and --upstream are required (hack/bench/run.sh sets them)")
@@ -55,19 +59,23 @@ func main() {
 	if err != nil {
 		fail(fmt.Errorf("copying the binaries: %w", err))
 	}
-	stacks := []stack{
+	if *crdSets != "" {
+		// No controller watches every kind: no kube-controller-manager,
+		// and gcp start without the two controllers that would.
+		stacks := pick([]stack{
+			&gcpStack{bin: gcp, flags: append([]string{"--controllers=*,-garbage-collector-controller,-resourcequota-controller"}, strings.Fields(*gcpFlags)...)},
+			&upstreamStack{gcp: gcp, bin: upstream},
+		}, *only)
+		run := crdSetRun{gcp: gcp, dir: dir, settle: *crdSettle, objects: max(0, *crdObjects)}
+		if err := runCRDSets(stacks, strings.Split(*crdSets, ","), max(0, *crdLimit), run, *upstreamDir); err != nil {
+			fail(err)
+		}
+		return
+	}
+	stacks := pick([]stack{
 		&gcpStack{bin: gcp, flags: strings.Fields(*gcpFlags)},
 		&upstreamStack{gcp: gcp, bin: upstream, controllers: true},
-	}
-	switch *only {
-	case "":
-	case "gcp":
-		stacks = stacks[:1]
-	case "upstream":
-		stacks = stacks[1:]
-	default:
-		fail(fmt.Errorf("--only %q: want gcp or upstream", *only))
-	}
+	}, *only)
 	results := make([]*measured, len(stacks))
 	for i, s := range stacks {
 		fmt.Fprintf(os.Stderr, "== %s\n", s.name())
@@ -109,6 +117,20 @@ func measurePaired(stacks []stack, dir string, cfg config, results []*measured) 
 		results[i].setReads(r[i])
 	}
 	return share, nil
+}
+
+// pick is both stacks, gcp's first, or only the one --only names.
+func pick(stacks []stack, only string) []stack {
+	switch only {
+	case "":
+		return stacks
+	case "gcp":
+		return stacks[:1]
+	case "upstream":
+		return stacks[1:]
+	}
+	fail(fmt.Errorf("--only %q: want gcp or upstream", only))
+	return nil
 }
 
 func fail(err error) {
@@ -289,16 +311,7 @@ func log(format string, args ...any) {
 // report prints the table: each figure for gcp and upstream, and gcp's
 // as a ratio of upstream's.
 func report(w *os.File, cfg config, g, u *measured, share pairedShare, upstreamDir string) {
-	cpu := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "model name"); ok {
-				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-				break
-			}
-		}
-	}
-	fmt.Fprintf(w, "Machine: %d cores (%s), %s/%s, %s. Upstream: %s. Run: %s.\n\n", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version(), versions(upstreamDir), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(w, "%s\n\n", machine(upstreamDir))
 	if cfg.rounds > 1 {
 		fmt.Fprintf(w, "Each rate is the median of %d rounds of %v, with the lowest and highest round in brackets; each p99 is the median of the rounds' p99s.\n\n", cfg.rounds, cfg.d)
 	}
@@ -382,6 +395,21 @@ func num(v float64, unit string) string {
 	default:
 		return fmt.Sprintf("%.1f %s", v, unit)
 	}
+}
+
+// machine says what ran the benchmark: the machine, Go, the upstream
+// binaries' versions and when.
+func machine(upstreamDir string) string {
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("Machine: %d cores (%s), %s/%s, %s. Upstream: %s. Run: %s.", runtime.NumCPU(), cpu, runtime.GOOS, runtime.GOARCH, runtime.Version(), versions(upstreamDir), time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 }
 
 // versions reports the upstream binaries' versions, as

@@ -7,6 +7,11 @@
 #   hack/bench/run.sh                                  # the full run (about 15 minutes on 2 cores)
 #   hack/bench/run.sh --crds 100 --lists 3000 --duration 2s --rounds 1 --warm 1   # a quick one
 #   hack/bench/run.sh --crds 100,300,1000              # with 1,000 CRDs
+# With --crd-set it measures only a real CRD set's installation in each stack
+# (kube-apiserver + etcd without kube-controller-manager; docs/performance.md,
+# "Real CRD sets"); paths are relative to the repository root:
+#   hack/bench/run.sh --crd-set hack/bench/crdsets/provider-upjet-azure.tar.xz
+#   hack/bench/run.sh --crd-set hack/bench/crdsets/config-connector.tar.xz --crd-limit 100 --only gcp
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 upstream=$(hack/bench/build-upstream.sh | tail -1)

@@ -30,6 +30,8 @@ type stack interface {
 	pids() map[string]int
 	// config is an admin client config.
 	config() *rest.Config
+	// kubeconfig is the path of its admin kubeconfig.
+	kubeconfig() string
 	// etcdURL is an etcd client URL for raw puts, or "".
 	etcdURL() string
 }
@@ -137,6 +139,7 @@ type gcpStack struct {
 	p     *proc
 	cfg   *rest.Config
 	port  int
+	dir   string // the data dir of the last start
 }
 
 func (g *gcpStack) name() string { return "gcp start" }
@@ -145,6 +148,7 @@ func (g *gcpStack) start(dir string) (time.Duration, error) {
 	if g.port == 0 {
 		g.port = freePort()
 	}
+	g.dir = dir
 	t0 := time.Now()
 	args := append([]string{"start", "--data-dir", dir, "--secure-port", strconv.Itoa(g.port)}, g.flags...)
 	p, err := startProc("gcp start", dir+".log", g.bin, args...)
@@ -177,6 +181,7 @@ func (g *gcpStack) stop() {
 
 func (g *gcpStack) pids() map[string]int { return map[string]int{"gcp": g.p.cmd.Process.Pid} }
 func (g *gcpStack) config() *rest.Config { return g.cfg }
+func (g *gcpStack) kubeconfig() string   { return filepath.Join(g.dir, "admin.kubeconfig") }
 func (g *gcpStack) etcdURL() string      { return "" }
 
 // upstreamStack is etcd, kube-apiserver and, with controllers, the
@@ -188,6 +193,7 @@ type upstreamStack struct {
 	procs       []*proc
 	cfg         *rest.Config
 	port, etcd  int
+	dir         string // the data dir of the last start
 }
 
 // genericControllers are the controllers `gcp start` runs, by their
@@ -208,6 +214,7 @@ func (u *upstreamStack) start(dir string) (time.Duration, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, err
 	}
+	u.dir = dir
 	pki := filepath.Join(dir, "pki")
 	if _, err := os.Stat(pki); err != nil {
 		if out, err := exec.Command(u.gcp, "pki", "init", "--dir", pki, "--server", fmt.Sprintf("https://127.0.0.1:%d", u.port)).CombinedOutput(); err != nil {
@@ -275,6 +282,7 @@ func (u *upstreamStack) pids() map[string]int {
 }
 
 func (u *upstreamStack) config() *rest.Config { return u.cfg }
+func (u *upstreamStack) kubeconfig() string   { return filepath.Join(u.dir, "admin.kubeconfig") }
 func (u *upstreamStack) etcdURL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d", u.etcd)
 }
