@@ -106,6 +106,8 @@ func (c CompletedConfig) new() (*Server, error) {
 		// Requests refused because a CRD's storage was replaced under
 		// them are served again (workarounds/crdstorageretry.go).
 		delegate = workarounds.NewWithCRDStorageRetry(x.GenericAPIServer)
+		// Lists and watches of empty kinds cost their CRDs nothing.
+		delegate = c.withColdCRs(delegate, x)
 	}
 
 	// 3. The native API groups.

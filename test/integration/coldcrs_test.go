@@ -1,0 +1,276 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apiextensionsclientv1 "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset/typed/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/gcp-project/gcp/pkg/testserver"
+	"github.com/gcp-project/gcp/test/poll"
+)
+
+// coldCRD is a namespaced CRD with a deprecated served version (so its
+// answers carry a warning), printer columns and a schema with defaults.
+func coldCRD(group string) *apiextensionsv1.CustomResourceDefinition {
+	schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+		Type: "object",
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"spec": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"size": {Type: "integer", Default: &apiextensionsv1.JSON{Raw: []byte("3")}},
+			}},
+		},
+	}}
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "gadgets." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Kind: "Gadget"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1", Served: true, Storage: false, Deprecated: true, Schema: schema},
+				{Name: "v2", Served: true, Storage: true, Schema: schema, AdditionalPrinterColumns: []apiextensionsv1.CustomResourceColumnDefinition{
+					{Name: "Size", Type: "integer", JSONPath: ".spec.size"},
+				}},
+			},
+		},
+	}
+}
+
+// coldRequests are the lists and watches a cold kind is asked, by path
+// (from /apis/<group>) and Accept header.
+var coldRequests = []struct{ path, accept string }{
+	{"/v2/gadgets", ""},
+	{"/v2/gadgets", "application/json"},
+	{"/v2/gadgets?limit=5&labelSelector=a%3Db", "application/json"},
+	{"/v2/gadgets?labelSelector=a%3D%3D%3Db", "application/json"},
+	{"/v1/namespaces/default/gadgets", "application/yaml"},
+	{"/v2/namespaces/default/gadgets?resourceVersion=0", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"},
+	{"/v2/gadgets", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"},
+	{"/v2/gadgets?watch=true&timeoutSeconds=1", "application/json"},
+	{"/v2/gadgets?watch=true&timeoutSeconds=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan", "application/json"},
+	{"/v2/gadgets?watch=true&timeoutSeconds=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
+		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"},
+}
+
+// jsonResourceVersions are what differs between two JSON or YAML answers
+// at different revisions; protoStrings are protobuf's strings of digits
+// (a length byte, then as many digits), which are resourceVersions there.
+var (
+	jsonResourceVersions = regexp.MustCompile(`"resourceVersion":"[0-9]+"|resourceVersion: "[0-9]+"`)
+	protoStrings         = regexp.MustCompile(`[\x01-\x14][0-9]+`)
+)
+
+// withoutResourceVersions replaces body's resourceVersions with "RV".
+func withoutResourceVersions(body []byte) []byte {
+	body = jsonResourceVersions.ReplaceAll(body, []byte("RV"))
+	return protoStrings.ReplaceAllFunc(body, func(s []byte) []byte {
+		n := int(s[0])
+		if n > len(s)-1 {
+			return s
+		}
+		return append([]byte("RV"), s[1+n:]...)
+	})
+}
+
+type answer struct {
+	code                  int
+	contentType, warnings string
+	body                  []byte
+}
+
+func ask(t *testing.T, c *http.Client, url, accept string) answer {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{resp.StatusCode, resp.Header.Get("Content-Type"), strings.Join(resp.Header.Values("Warning"), "|"),
+		withoutResourceVersions(body)}
+}
+
+// coldMetric is the watch cache metric that shows a kind's storage was
+// built, or "" if it was not.
+func coldMetric(t *testing.T, s *testserver.Server, gr schema.GroupResource) string {
+	t.Helper()
+	metrics, err := s.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(metrics), "\n") {
+		if strings.HasPrefix(line, "apiserver_watch_cache_initialization_duration_seconds_count") && strings.Contains(line, `group="`+gr.Group+`",resource="`+gr.Resource+`"`) {
+			return line
+		}
+	}
+	return ""
+}
+
+// TestColdCRsAnswerAsTheirStorage: lists and watches of a kind without
+// objects are answered without building its CRD's storage, exactly as the
+// storage answers them once built (but the resourceVersions): bodies,
+// status codes, media types and deprecation warnings.
+func TestColdCRsAnswerAsTheirStorage(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	crd := coldCRD("cold.example.com")
+	if err := testserver.InstallCRDs(ctx, s.AdminConfig, time.Minute, crd); err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
+	raw := rawHTTP(t, s.AdminConfig)
+	base := strings.TrimSuffix(s.AdminConfig.Host, "/") + "/apis/" + crd.Spec.Group
+	cold := make([]answer, len(coldRequests))
+	for i, r := range coldRequests {
+		cold[i] = ask(t, raw, base+r.path, r.accept)
+	}
+	if m := coldMetric(t, s, gvr.GroupResource()); m != "" {
+		t.Fatalf("the cold kind's storage was built: %s", m)
+	}
+
+	// One object makes the kind warm; once it is gone again, the CRD's
+	// storage answers the same requests.
+	objects := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr).Namespace("default")
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": gvr.GroupVersion().String(), "kind": "Gadget", "metadata": map[string]any{"name": "g"}}}
+	if _, err := objects.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := objects.Delete(ctx, "g", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range coldRequests {
+		warm := ask(t, raw, base+r.path, r.accept)
+		c := cold[i]
+		if c.code != warm.code || c.contentType != warm.contentType || c.warnings != warm.warnings || !bytes.Equal(c.body, warm.body) {
+			t.Errorf("GET %s (Accept %q):\ncold: %d %s %q\n%q\nwarm: %d %s %q\n%q", r.path, r.accept,
+				c.code, c.contentType, c.warnings, c.body, warm.code, warm.contentType, warm.warnings, warm.body)
+		}
+	}
+	if m := coldMetric(t, s, gvr.GroupResource()); m == "" {
+		t.Fatal("no watch cache metric once the kind is warm: the cold check above proves nothing")
+	}
+}
+
+// TestInformersOfColdCRsSeeTheFirstObject: a dynamic and a metadata
+// informer on an empty kind sync (cold), and see the first object created:
+// the cold watch ends at the write, and the informers' next watch is
+// served by the CRD's storage.
+func TestInformersOfColdCRsSeeTheFirstObject(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	crd := coldCRD("informed.example.com")
+	if err := testserver.InstallCRDs(ctx, s.AdminConfig, time.Minute, crd); err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
+	stop := make(chan struct{})
+	defer close(stop)
+	dyn := dynamicinformer.NewDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(s.AdminConfig), 0)
+	meta := metadatainformer.NewSharedInformerFactory(metadata.NewForConfigOrDie(s.AdminConfig), 0)
+	dynInformer, metaInformer := dyn.ForResource(gvr).Informer(), meta.ForResource(gvr).Informer()
+	dyn.Start(stop)
+	meta.Start(stop)
+	if !cache.WaitForCacheSync(stop, dynInformer.HasSynced, metaInformer.HasSynced) {
+		t.Fatal("informers never synced")
+	}
+	if m := coldMetric(t, s, gvr.GroupResource()); m != "" {
+		t.Fatalf("syncing informers on an empty kind built its storage: %s", m)
+	}
+	objects := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr).Namespace("default")
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": gvr.GroupVersion().String(), "kind": "Gadget", "metadata": map[string]any{"name": "first"}, "spec": map[string]any{}}}
+	if _, err := objects.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 50*time.Millisecond, 30*time.Second, func() error {
+		for name, informer := range map[string]cache.SharedIndexInformer{"dynamic": dynInformer, "metadata": metaInformer} {
+			got, ok, _ := informer.GetStore().GetByKey("default/first")
+			if !ok {
+				return fmt.Errorf("the %s informer has not seen the first object", name)
+			}
+			if u, isU := got.(*unstructured.Unstructured); isU {
+				if size, _, _ := unstructured.NestedInt64(u.Object, "spec", "size"); size != 3 {
+					return fmt.Errorf("the dynamic informer's object has spec.size %d, want the default 3", size)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// TestColdWatchesEndWhenTheirCRDGoes: many concurrent cold watches of a
+// kind end when its CRD is deleted, as the watches of a CRD's storage do,
+// so no client watches a resource that is gone.
+func TestColdWatchesEndWhenTheirCRDGoes(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	crd := coldCRD("gone.example.com")
+	if err := testserver.InstallCRDs(ctx, s.AdminConfig, time.Minute, crd); err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
+	client := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr)
+	const watchers = 20
+	ended := make(chan error, watchers)
+	for range watchers {
+		w, err := client.Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer w.Stop()
+			for range w.ResultChan() {
+			}
+			ended <- nil
+		}()
+	}
+	if m := coldMetric(t, s, gvr.GroupResource()); m != "" {
+		t.Fatalf("watches of an empty kind built its storage: %s", m)
+	}
+	if err := apiextensionsclientFor(t, s).Delete(ctx, crd.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(30 * time.Second)
+	for i := range watchers {
+		select {
+		case <-ended:
+		case <-deadline:
+			t.Fatalf("%d of %d cold watches still open 30 s after their CRD was deleted", watchers-i, watchers)
+		}
+	}
+}
+
+func apiextensionsclientFor(t *testing.T, s *testserver.Server) apiextensionsclientv1.CustomResourceDefinitionInterface {
+	t.Helper()
+	return apiextensionsclient.NewForConfigOrDie(s.AdminConfig).ApiextensionsV1().CustomResourceDefinitions()
+}
