@@ -33,6 +33,9 @@ func install(s stack, crds []*apiextensionsv1.CustomResourceDefinition, r *crdSe
 	// spends less on decoding it (and the stack on encoding it).
 	protobuf := rest.CopyConfig(s.config())
 	protobuf.ContentType = "application/vnd.kubernetes.protobuf"
+	// The watch lasts as long as the installation, minutes for a thousand
+	// CRDs: the stacks' configs give up on a request after a minute.
+	protobuf.Timeout = 0
 	stages, err := watchCRDStages(apiextensionsclient.NewForConfigOrDie(protobuf).ApiextensionsV1().CustomResourceDefinitions())
 	if err != nil {
 		return nil, err
