@@ -1,7 +1,11 @@
 package guards
 
 import (
+	"context"
 	"fmt"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/admission"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +41,38 @@ func TestTooWide(t *testing.T) {
 	} {
 		if got := tooWide(tt.obj, tt.old); got != tt.want {
 			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A CRD nesting deeper than the limit is refused when its spec is written,
+// not by its status subresource, which cannot change the spec.
+func TestCRDDepthOnlyWhereTheSpecIsWritten(t *testing.T) {
+	deep := apiextensionsv1.JSONSchemaProps{Type: "string"}
+	for range 12 {
+		deep = apiextensionsv1.JSONSchemaProps{Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"a": deep}}
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "deeps.example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+			{Name: "v1", Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &deep}},
+		}},
+	}
+	kind := apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition")
+	resource := apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+	g := guardedAdmission{chain: admission.NewChainHandler(), limit: 10}
+	for _, c := range []struct {
+		op          admission.Operation
+		subresource string
+		refused     bool
+	}{
+		{admission.Create, "", true},
+		{admission.Update, "", true},
+		{admission.Update, "status", false},
+	} {
+		a := admission.NewAttributesRecord(crd, crd, kind, "", crd.Name, resource, c.subresource, c.op, nil, false, nil)
+		if err := g.Validate(context.Background(), a, nil); (err != nil) != c.refused {
+			t.Errorf("%s of %q: %v, refused: want %v", c.op, c.subresource, err, c.refused)
 		}
 	}
 }
