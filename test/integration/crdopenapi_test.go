@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +25,8 @@ import (
 	"k8s.io/kube-openapi/pkg/handler3"
 
 	"github.com/gcp-project/gcp/pkg/testserver"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // TestCRDOpenAPIV3: a custom resource's OpenAPI v3 document (built on
@@ -123,6 +127,35 @@ func TestCRDOpenAPIV3(t *testing.T) {
 	if resp := get(first, "application/json"); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != second {
 		t.Fatalf("GET the old hash: %d to %q, want 301 to %q", resp.StatusCode, resp.Header.Get("Location"), second)
 	}
+
+	// Once CRDs are quiet, the document is prebuilt and sent gzipped to a
+	// client that takes gzip: the same document.
+	plain, _ := io.ReadAll(get(second, "application/json").Body)
+	poll.Until(t, 200*time.Millisecond, time.Minute, func() error {
+		req, _ := http.NewRequest(http.MethodGet, host+second, nil)
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := raw.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.Header.Get("Content-Encoding") != "gzip" {
+			return fmt.Errorf("GET %s with gzip: not gzipped yet (%d)", second, resp.StatusCode)
+		}
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return err
+		}
+		unzipped, err := io.ReadAll(zr)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(unzipped, plain) {
+			t.Fatalf("the prebuilt document differs from the one built on request")
+		}
+		return nil
+	})
 
 	// The server's own group-version is served as before.
 	resp = get("/openapi/v3/apis/apiextensions.k8s.io/v1", "application/json")

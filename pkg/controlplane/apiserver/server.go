@@ -293,7 +293,8 @@ func (s *Server) prepareRun() (*PreparedServer, error) {
 		p := s.Native.PrepareRun()
 		prepared = &PreparedServer{run: p.RunWithContext, Handler: s.Native.Handler}
 	}
-	if err := s.serveCRDOpenAPIOnRequest(); err != nil {
+	crdOpenAPI, err := s.serveCRDOpenAPIOnRequest()
+	if err != nil {
 		return nil, err
 	}
 	loopback, err := discovery.NewDiscoveryClientForConfig(s.Native.LoopbackClientConfig)
@@ -305,6 +306,9 @@ func (s *Server) prepareRun() (*PreparedServer, error) {
 	prepared.run = func(ctx context.Context) error {
 		defer informerName.Release()
 		defer certificateExpiration.watch(certificates)()
+		if crdOpenAPI != nil {
+			go crdOpenAPI.Prebuild(ctx)
+		}
 		return run(ctx)
 	}
 	return prepared, nil
@@ -317,19 +321,29 @@ func (s *Server) prepareRun() (*PreparedServer, error) {
 // with its service unset, the apiextensions server does not start its own
 // OpenAPI v3 controller. (OpenAPI v2 is left as it is: its controller
 // builds a CRD's part of the spec only when /openapi/v2 is read.)
-func (s *Server) serveCRDOpenAPIOnRequest() error {
+func (s *Server) serveCRDOpenAPIOnRequest() (*crdopenapi.Handler, error) {
 	if s.APIExtensions == nil || s.APIExtensions.GenericAPIServer.OpenAPIV3VersionedService == nil {
-		return nil
+		return nil, nil
 	}
 	x := s.APIExtensions.GenericAPIServer
 	h, err := crdopenapi.New(x.OpenAPIV3VersionedService,
 		s.APIExtensions.Informers.Apiextensions().V1().CustomResourceDefinitions().Lister(), version.Get().GitVersion)
 	if err != nil {
-		return fmt.Errorf("apiextensions server: %w", err)
+		return nil, fmt.Errorf("apiextensions server: %w", err)
 	}
 	x.OpenAPIV3VersionedService = nil
 	h.Install(x.Handler.NonGoRestfulMux)
-	return nil
+	// Documents are built ahead of their first request once CRDs stop
+	// changing (crdopenapi.Handler.Prebuild, which the server's run starts).
+	changed := func(any) { h.Changed() }
+	if _, err := s.APIExtensions.Informers.Apiextensions().V1().CustomResourceDefinitions().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    changed,
+		UpdateFunc: func(_, obj any) { changed(obj) },
+		DeleteFunc: changed,
+	}); err != nil {
+		return nil, fmt.Errorf("apiextensions server: %w", err)
+	}
+	return h, nil
 }
 
 // Run serves until ctx is done, then shuts down gracefully; Start does the

@@ -1,6 +1,6 @@
 // Package crdopenapi serves the OpenAPI v3 documents of custom resources
-// (/openapi/v3/apis/<group>/<version>) on request, instead of keeping one
-// built for every CustomResourceDefinition.
+// (/openapi/v3/apis/<group>/<version>), instead of keeping one built for
+// every CustomResourceDefinition as objects.
 //
 // k8s.io/apiextensions-apiserver's OpenAPI v3 controller builds each CRD's
 // document when the CRD is established and keeps it, and its handler
@@ -11,8 +11,11 @@
 // reads it. Here a group-version's hash is computed from what its document
 // is built from (the identity and generation of each CRD serving it, and
 // the libraries' version), so the discovery document costs nothing to
-// answer, and a document is built only when it is asked for, then kept in
-// a small cache.
+// answer. A document is built when it is asked for and kept in a small
+// cache; and, once CRDs have been quiet for a few seconds, every
+// group-version's document is built ahead of its first request and kept
+// gzipped (Prebuild): a Crossplane provider's biggest group is 8 MiB of
+// JSON that took 0.8 s to build on request, and gzipped about a twentieth.
 package crdopenapi
 
 import (
@@ -60,6 +63,12 @@ type Handler struct {
 	options    builder.Options
 
 	docs *lru.Cache // group-version path -> *document
+
+	// changed wakes Prebuild; packed holds what it built, by path.
+	changed chan struct{}
+	quiet   time.Duration
+	mu      sync.Mutex
+	packed  map[string]*packed
 }
 
 // document is one group-version's built document.
@@ -89,7 +98,10 @@ func New(static *handler3.OpenAPIService, crds listers.CustomResourceDefinitionL
 			V2:                      false,
 			IncludeSelectableFields: utilfeature.DefaultFeatureGate.Enabled(apiextensionsfeatures.CustomResourceFieldSelectors),
 		},
-		docs: lru.New(cacheSize),
+		docs:    lru.New(cacheSize),
+		changed: make(chan struct{}, 1),
+		quiet:   defaultQuiet,
+		packed:  map[string]*packed{},
 	}
 	h.generation = fmt.Sprintf("crdopenapi/1 %s selectable-fields=%t", libraryVersion, h.options.IncludeSelectableFields)
 	return h, nil
@@ -219,6 +231,19 @@ func (h *Handler) serveGroupVersion(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, relativeURL(path, hash), http.StatusMovedPermanently)
 		return
 	}
+	w.Header().Set("Etag", strconv.Quote(hash))
+	if r.URL.Query().Get("hash") != "" {
+		w.Header().Set("Cache-Control", "public, immutable")
+		w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
+	}
+	if p := h.packedDoc(path); p != nil && p.hash == hash && !protobuf && acceptsGzip(r) && r.Header.Get("Range") == "" {
+		// Prebuilt: sent as it is kept.
+		w.Header().Add("Vary", "Accept-Encoding")
+		w.Header().Set("Content-Type", mediaType)
+		w.Header().Set("Content-Encoding", "gzip")
+		http.ServeContent(w, r, "", p.built, bytes.NewReader(p.gz))
+		return
+	}
 	doc, err := h.document(path, hash, crds)
 	if err != nil {
 		klog.ErrorS(err, "Building an OpenAPI v3 document", "groupVersion", path)
@@ -238,11 +263,6 @@ func (h *Handler) serveGroupVersion(w http.ResponseWriter, r *http.Request) {
 		body = doc.protobuf
 	}
 	w.Header().Set("Content-Type", mediaType)
-	w.Header().Set("Etag", strconv.Quote(hash))
-	if r.URL.Query().Get("hash") != "" {
-		w.Header().Set("Cache-Control", "public, immutable")
-		w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
-	}
 	http.ServeContent(w, r, "", doc.built, bytes.NewReader(body))
 }
 
@@ -276,6 +296,20 @@ func (h *Handler) document(path, hash string, crds []*apiextensionsv1.CustomReso
 	if v, ok := h.docs.Get(path); ok && v.(*document).hash == hash {
 		return v.(*document), nil
 	}
+	body := h.unpacked(path, hash)
+	if body == nil {
+		var err error
+		if body, err = h.build(path, crds); err != nil {
+			return nil, err
+		}
+	}
+	doc := &document{hash: hash, json: body, built: time.Now()}
+	h.docs.Add(path, doc)
+	return doc, nil
+}
+
+// build builds path's document from crds, as JSON.
+func (h *Handler) build(path string, crds []*apiextensionsv1.CustomResourceDefinition) ([]byte, error) {
 	version := path[strings.LastIndex(path, "/")+1:]
 	var built []*spec3.OpenAPI
 	for _, crd := range crds {
@@ -286,13 +320,7 @@ func (h *Handler) document(path, hash string, crds []*apiextensionsv1.CustomReso
 		}
 		built = append(built, spec)
 	}
-	body, err := json.Marshal(merge(built))
-	if err != nil {
-		return nil, err
-	}
-	doc := &document{hash: hash, json: body, built: time.Now()}
-	h.docs.Add(path, doc)
-	return doc, nil
+	return json.Marshal(merge(built))
 }
 
 // merge merges specs into one document. Should two conflict (CRDs in one
