@@ -25,7 +25,7 @@ type emptyStorage struct {
 	kind, listKind schema.GroupVersionKind
 	rev            int64
 	// watch watches the kind's key prefix from a revision on; ended is
-	// called when a write (or an error) ends a watch.
+	// called when a write ends a watch.
 	watch func(ctx context.Context, fromRev int64) clientv3.WatchChan
 	ended func()
 	// opened and closed are called with each watch as it starts and ends.
@@ -55,8 +55,13 @@ func (s *emptyStorage) ConvertToTable(context.Context, runtime.Object, runtime.O
 // revision for "" and "0"); with sendInitialEvents it first sends the
 // bookmark that ends the (empty) initial events.
 func (s *emptyStorage) Watch(ctx context.Context, opts *metainternalversion.ListOptions) (watch.Interface, error) {
+	// A streaming list (sendInitialEvents) sends the state at s.rev, at
+	// least as new as its resourceVersion, and then what follows it; a
+	// watch from a resourceVersion gets what followed that (and 410 once
+	// etcd has compacted it).
 	from := s.rev
-	if rv := opts.ResourceVersion; rv != "" && rv != "0" {
+	streaming := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if rv := opts.ResourceVersion; !streaming && rv != "" && rv != "0" {
 		n, err := strconv.ParseInt(rv, 10, 64)
 		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
@@ -71,23 +76,36 @@ func (s *emptyStorage) Watch(ctx context.Context, opts *metainternalversion.List
 		return nil, apierrors.NewServiceUnavailable("etcd is not reachable")
 	}
 	var initialEnd *watch.Event
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents && opts.AllowWatchBookmarks {
-		b := &unstructured.Unstructured{}
-		b.SetGroupVersionKind(s.kind)
-		b.SetResourceVersion(strconv.FormatInt(s.rev, 10))
-		b.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
-		initialEnd = &watch.Event{Type: watch.Bookmark, Object: b}
+	if streaming && opts.AllowWatchBookmarks {
+		initialEnd = s.bookmark(s.rev, map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	}
+	// The bookmark a watch that ends at a write sends first: that
+	// nothing happened to the kind before that write.
+	var handOver func(rev int64) *watch.Event
+	if opts.AllowWatchBookmarks {
+		handOver = func(rev int64) *watch.Event { return s.bookmark(rev, nil) }
 	}
 	if s.opened != nil {
 		s.opened(w)
 	}
 	go func() {
-		w.run(ctx, initialEnd, events, s.ended)
+		w.run(ctx, initialEnd, handOver, events, s.ended)
 		if s.closed != nil {
 			s.closed(w)
 		}
 	}()
 	return w, nil
+}
+
+// bookmark is a bookmark event at rev, with annotations.
+func (s *emptyStorage) bookmark(rev int64, annotations map[string]string) *watch.Event {
+	b := &unstructured.Unstructured{}
+	b.SetGroupVersionKind(s.kind)
+	b.SetResourceVersion(strconv.FormatInt(rev, 10))
+	if annotations != nil {
+		b.SetAnnotations(annotations)
+	}
+	return &watch.Event{Type: watch.Bookmark, Object: b}
 }
 
 // emptyWatch is a watch of an empty kind.
@@ -100,11 +118,17 @@ type emptyWatch struct {
 func (w *emptyWatch) Stop()                          { w.stopOnce.Do(w.cancel) }
 func (w *emptyWatch) ResultChan() <-chan watch.Event { return w.result }
 
-// run sends initialEnd, if any, then waits for the first etcd response:
-// a write under the prefix ends the watch (the client watches again and
-// is served by the CRD's storage), a compacted revision ends it with 410
-// as upstream's etcd watch does, and so does the client going away.
-func (w *emptyWatch) run(ctx context.Context, initialEnd *watch.Event, events clientv3.WatchChan, ended func()) {
+// run sends initialEnd, if any, then waits for the first etcd response.
+// A write under the prefix ends the watch: first, if the client takes
+// bookmarks, with one at the revision before the write, so that the
+// client's next watch starts there, where the CRD's storage, built by that
+// write, serves it the write and what follows (without it, the client
+// would watch again from its older resourceVersion, which a new watch
+// cache cannot serve: 410, and a relist after a backoff, in which a
+// controller such as the garbage collector misses the new objects). A
+// compacted revision ends the watch with 410, as upstream's etcd watch
+// does, and so does the client going away.
+func (w *emptyWatch) run(ctx context.Context, initialEnd *watch.Event, handOver func(rev int64) *watch.Event, events clientv3.WatchChan, ended func()) {
 	defer close(w.result)
 	defer w.Stop()
 	if initialEnd != nil && !w.send(ctx, *initialEnd) {
@@ -121,12 +145,17 @@ func (w *emptyWatch) run(ctx context.Context, initialEnd *watch.Event, events cl
 			if resp.IsProgressNotify() {
 				continue
 			}
-			if ended != nil {
-				ended()
-			}
-			if err := resp.Err(); err == etcdrpc.ErrCompacted {
+			switch err := resp.Err(); {
+			case err == etcdrpc.ErrCompacted:
 				status := apierrors.NewResourceExpired("The resourceVersion for the provided watch is too old.").Status()
 				w.send(ctx, watch.Event{Type: watch.Error, Object: &status})
+			case err == nil && len(resp.Events) > 0:
+				if ended != nil {
+					ended()
+				}
+				if handOver != nil {
+					w.send(ctx, *handOver(resp.Events[0].Kv.ModRevision - 1))
+				}
 			}
 			return
 		}
