@@ -20,8 +20,9 @@
 // k8s.io/apiserver's own list and watch handler (handlers.ListResource)
 // over a storage that holds nothing, so parameters, errors, media types,
 // metadata-only and watch framing are upstream's. A watch answered here
-// ends as soon as etcd sees a write under the prefix; the client watches
-// again from its resourceVersion and, the kind no longer being empty,
+// ends as soon as etcd sees a write under the prefix, after a bookmark at
+// the revision before the write for a client that takes bookmarks; the
+// client watches again from there and, the kind no longer being empty,
 // apiextensions-apiserver serves it. Anything else (a kind with objects, a
 // field selector, a resourceVersion other than "" or "0" for a list, a
 // table, a CRD being deleted or not yet established, a subresource, any
