@@ -8,6 +8,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/layering"
 	"io"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"net/http"
 	"regexp"
 	"strings"
@@ -75,7 +76,7 @@ var coldRequests = []struct{ path, accept string }{
 	{"/v1/namespaces/default/gadgets", "application/yaml"},
 	{"/v2/namespaces/default/gadgets?resourceVersion=0", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"},
 	{"/v2/gadgets", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"},
-	{"/v2/gadgets?watch=true&timeoutSeconds=1", "application/json"},
+	{"/v2/gadgets?watch=true&timeoutSeconds=1&allowWatchBookmarks=true", "application/json"},
 	{"/v2/gadgets?watch=true&timeoutSeconds=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan", "application/json"},
 	{"/v2/gadgets?watch=true&timeoutSeconds=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan",
 		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"},
@@ -254,7 +255,7 @@ func TestColdWatchesEndWhenTheirCRDGoes(t *testing.T) {
 	const watchers = 20
 	ended := make(chan error, watchers)
 	for range watchers {
-		w, err := client.Watch(ctx, metav1.ListOptions{})
+		w, err := client.Watch(ctx, metav1.ListOptions{AllowWatchBookmarks: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +316,7 @@ func TestColdStreamingListFromACompactedRevision(t *testing.T) {
 		if _, err := s.Client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "filler-"}}, metav1.CreateOptions{}); err != nil {
 			return err
 		}
-		a := ask(t, raw, base+"?watch=true&timeoutSeconds=1&resourceVersion="+old.GetResourceVersion(), "application/json")
+		a := ask(t, raw, base+"?watch=true&timeoutSeconds=1&allowWatchBookmarks=true&resourceVersion="+old.GetResourceVersion(), "application/json")
 		if !bytes.Contains(a.body, []byte(`"code":410`)) {
 			return fmt.Errorf("a watch from resourceVersion %s is not yet 410: %s", old.GetResourceVersion(), a.body)
 		}
@@ -324,5 +325,46 @@ func TestColdStreamingListFromACompactedRevision(t *testing.T) {
 	a := ask(t, raw, base+"?watch=true&timeoutSeconds=2&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&resourceVersion="+old.GetResourceVersion(), "application/json")
 	if lines := strings.Split(strings.TrimSpace(string(a.body)), "\n"); a.code != http.StatusOK || len(lines) != 1 || !strings.Contains(lines[0], `"type":"BOOKMARK"`) {
 		t.Fatalf("streaming list from a compacted resourceVersion: %d\n%s\nwant its bookmark alone until the timeout", a.code, a.body)
+	}
+}
+
+// TestWatchWithoutBookmarksOfAnEmptyKindSeesItsWrites: a watch that does
+// not take bookmarks (kubectl get -w) is served by the CRD's storage, so it
+// goes on past the kind's first write, as upstream's does.
+func TestWatchWithoutBookmarksOfAnEmptyKindSeesItsWrites(t *testing.T) {
+	t.Parallel()
+	s := startGeneric(t)
+	ctx := context.Background()
+	crd := coldCRD("plainwatch.example.com")
+	if err := testserver.InstallCRDs(ctx, s.AdminConfig, time.Minute, crd); err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
+	objects := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr).Namespace("default")
+	list, err := objects.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := objects.Watch(ctx, metav1.ListOptions{ResourceVersion: list.GetResourceVersion()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	obj := &unstructured.Unstructured{Object: map[string]any{"apiVersion": gvr.GroupVersion().String(), "kind": "Gadget", "metadata": map[string]any{"name": "seen"}}}
+	if _, err := objects.Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := objects.Delete(ctx, "seen", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []watch.EventType{watch.Added, watch.Deleted} {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok || ev.Type != want {
+				t.Fatalf("watch: %v (open %v), want %s", ev.Type, ok, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no %s event", want)
+		}
 	}
 }

@@ -23,8 +23,9 @@
 // ends as soon as etcd sees a write under the prefix, after a bookmark at
 // the revision before the write for a client that takes bookmarks; the
 // client watches again from there and, the kind no longer being empty,
-// apiextensions-apiserver serves it. Anything else (a kind with objects, a
-// field selector, a resourceVersion other than "" or "0" for a list, a
+// apiextensions-apiserver serves it; so only watches that take bookmarks are
+// answered here. Anything else (a kind with objects, a watch without
+// bookmarks, a field selector, a resourceVersion other than "" or "0" for a list, a
 // table, a CRD being deleted or not yet established, a subresource, any
 // other verb) goes to apiextensions-apiserver, and a CRD whose request once
 // went there is not answered here again: its structures are built.
@@ -193,6 +194,13 @@ func answerable(crd *apiextensionsv1.CustomResourceDefinition, info *request.Req
 	}
 	q := r.URL.Query()
 	if q.Get("fieldSelector") != "" || q.Get("continue") != "" {
+		return false
+	}
+	// A watch answered here ends at the kind's first write, which a
+	// client that takes bookmarks (an informer's reflector) follows by
+	// watching again from the bookmark it gets; another (kubectl get -w,
+	// a test's raw watch) would see its watch end.
+	if info.Verb == "watch" && q.Get("allowWatchBookmarks") != "true" {
 		return false
 	}
 	if m := q.Get("resourceVersionMatch"); m != "" && m != "NotOlderThan" {

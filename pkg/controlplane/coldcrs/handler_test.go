@@ -42,10 +42,11 @@ func TestAnswerable(t *testing.T) {
 	}{
 		{"a list", established(apiextensionsv1.NamespaceScoped), "list", "", "v1", "", "", true},
 		{"a list in a namespace", established(apiextensionsv1.NamespaceScoped), "list", "ns", "v1", "?limit=3&labelSelector=a", "application/json", true},
-		{"a watch from a resourceVersion", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?resourceVersion=5", "", true},
-		{"a streaming list", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?sendInitialEvents=true&resourceVersionMatch=NotOlderThan", "", true},
+		{"a watch from a resourceVersion", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?resourceVersion=5&allowWatchBookmarks=true", "", true},
+		{"a streaming list", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", "", true},
+		{"a watch without bookmarks", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?resourceVersion=5", "", false},
 		{"a list at a resourceVersion", established(apiextensionsv1.NamespaceScoped), "list", "", "v1", "?resourceVersion=5", "", false},
-		{"a watch from no number", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?resourceVersion=x", "", false},
+		{"a watch from no number", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?resourceVersion=x&allowWatchBookmarks=true", "", false},
 		{"an exact match", established(apiextensionsv1.NamespaceScoped), "list", "", "v1", "?resourceVersion=0&resourceVersionMatch=Exact", "", false},
 		{"a field selector", established(apiextensionsv1.NamespaceScoped), "list", "", "v1", "?fieldSelector=metadata.name%3Dx", "", false},
 		{"a continue token", established(apiextensionsv1.NamespaceScoped), "list", "", "v1", "?continue=abc", "", false},
@@ -53,7 +54,7 @@ func TestAnswerable(t *testing.T) {
 		{"a version not served", established(apiextensionsv1.NamespaceScoped), "list", "", "v0", "", "", false},
 		{"a cluster-scoped kind in a namespace", established(apiextensionsv1.ClusterScoped), "list", "ns", "v1", "", "", false},
 		{"a CRD being deleted", terminating, "list", "", "v1", "", "", false},
-		{"a CRD not established", notEstablished, "watch", "", "v1", "", "", false},
+		{"a CRD not established", notEstablished, "watch", "", "v1", "?allowWatchBookmarks=true", "", false},
 	} {
 		r := httptest.NewRequest("GET", "/apis/example.com/"+c.version+"/gadgets"+c.query, nil)
 		if c.accept != "" {
