@@ -66,6 +66,17 @@ func coldCRD(group string) *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
+// installColdCRD installs coldCRD(group) in s and returns it, with the
+// resource of its storage version.
+func installColdCRD(t *testing.T, s *testserver.Server, group string) (*apiextensionsv1.CustomResourceDefinition, schema.GroupVersionResource) {
+	t.Helper()
+	crd := coldCRD(group)
+	if err := testserver.InstallCRDs(context.Background(), s.AdminConfig, time.Minute, crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd, schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
+}
+
 // coldRequests are the lists and watches a cold kind is asked, by path
 // (from /apis/<group>) and Accept header.
 var coldRequests = []struct{ path, accept string }{
@@ -154,11 +165,7 @@ func TestColdCRsAnswerAsTheirStorage(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)
 	ctx := context.Background()
-	crd := coldCRD("cold.example.com")
-	if err := testserver.InstallCRDs(ctx, s.AdminConfig, time.Minute, crd); err != nil {
-		t.Fatal(err)
-	}
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
+	crd, gvr := installColdCRD(t, s, "cold.example.com")
 	raw := rawHTTP(t, s.AdminConfig)
 	base := strings.TrimSuffix(s.AdminConfig.Host, "/") + "/apis/" + crd.Spec.Group
 	cold := make([]answer, len(coldRequests))
@@ -200,11 +207,7 @@ func TestInformersOfColdCRsSeeTheFirstObject(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)
 	ctx := context.Background()
-	crd := coldCRD("informed.example.com")
-	if err := testserver.InstallCRDs(ctx, s.AdminConfig, time.Minute, crd); err != nil {
-		t.Fatal(err)
-	}
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
+	_, gvr := installColdCRD(t, s, "informed.example.com")
 	stop := make(chan struct{})
 	defer close(stop)
 	dyn := dynamicinformer.NewDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(s.AdminConfig), 0)
@@ -239,23 +242,49 @@ func TestInformersOfColdCRsSeeTheFirstObject(t *testing.T) {
 	})
 }
 
-// TestColdWatchesEndWhenTheirCRDGoes: many concurrent cold watches of a
-// kind end when its CRD is deleted, as the watches of a CRD's storage do,
-// so no client watches a resource that is gone.
-func TestColdWatchesEndWhenTheirCRDGoes(t *testing.T) {
+// TestColdWatchesEndWhenTheirCRDChangesOrGoes: many concurrent cold
+// watches of a kind end when its CRD's spec changes, and again when it is
+// deleted, as the watches of a CRD's storage do when the storage is
+// replaced or removed, so no client watches with a stale schema or a
+// resource that is gone.
+func TestColdWatchesEndWhenTheirCRDChangesOrGoes(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)
 	ctx := context.Background()
-	crd := coldCRD("gone.example.com")
-	if err := testserver.InstallCRDs(ctx, s.AdminConfig, time.Minute, crd); err != nil {
+	_, gvr := installColdCRD(t, s, "gone.example.com")
+	client := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr)
+	crds := apiextensionsclientFor(t, s)
+	name := gvr.Resource + "." + gvr.Group
+
+	ended := openColdWatches(t, client, 20)
+	if m := coldMetric(t, s, gvr.GroupResource()); m != "" {
+		t.Fatalf("watches of an empty kind built its storage: %s", m)
+	}
+	crd, err := crds.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
-	client := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr)
-	const watchers = 20
-	ended := make(chan error, watchers)
-	for range watchers {
-		w, err := client.Watch(ctx, metav1.ListOptions{AllowWatchBookmarks: true})
+	crd.Spec.Versions[1].AdditionalPrinterColumns = append(crd.Spec.Versions[1].AdditionalPrinterColumns,
+		apiextensionsv1.CustomResourceColumnDefinition{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"})
+	if _, err := crds.Update(ctx, crd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEnded(t, ended, 20, "their CRD's spec changed")
+
+	ended = openColdWatches(t, client, 20)
+	if err := crds.Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEnded(t, ended, 20, "their CRD was deleted")
+}
+
+// openColdWatches opens n watches that take bookmarks of client's kind;
+// the channel gets one value as each ends.
+func openColdWatches(t *testing.T, client dynamic.NamespaceableResourceInterface, n int) <-chan struct{} {
+	t.Helper()
+	ended := make(chan struct{}, n)
+	for range n {
+		w, err := client.Watch(context.Background(), metav1.ListOptions{AllowWatchBookmarks: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,21 +292,21 @@ func TestColdWatchesEndWhenTheirCRDGoes(t *testing.T) {
 			defer w.Stop()
 			for range w.ResultChan() {
 			}
-			ended <- nil
+			ended <- struct{}{}
 		}()
 	}
-	if m := coldMetric(t, s, gvr.GroupResource()); m != "" {
-		t.Fatalf("watches of an empty kind built its storage: %s", m)
-	}
-	if err := apiextensionsclientFor(t, s).Delete(ctx, crd.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	return ended
+}
+
+// waitEnded waits for n watches to end after what happened.
+func waitEnded(t *testing.T, ended <-chan struct{}, n int, what string) {
+	t.Helper()
 	deadline := time.After(30 * time.Second)
-	for i := range watchers {
+	for i := range n {
 		select {
 		case <-ended:
 		case <-deadline:
-			t.Fatalf("%d of %d cold watches still open 30 s after their CRD was deleted", watchers-i, watchers)
+			t.Fatalf("%d of %d cold watches still open 30 s after %s", n-i, n, what)
 		}
 	}
 }
@@ -300,11 +329,7 @@ func TestColdStreamingListFromACompactedRevision(t *testing.T) {
 		APIServer: func(o *options.Options) { o.Etcd.StorageConfig.CompactionInterval = time.Second },
 	})
 	ctx := context.Background()
-	crd := coldCRD("compacted.example.com")
-	if err := testserver.InstallCRDs(ctx, s.AdminConfig, time.Minute, crd); err != nil {
-		t.Fatal(err)
-	}
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
+	crd, gvr := installColdCRD(t, s, "compacted.example.com")
 	raw := rawHTTP(t, s.AdminConfig)
 	base := strings.TrimSuffix(s.AdminConfig.Host, "/") + "/apis/" + crd.Spec.Group + "/v2/gadgets"
 	list := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr)
@@ -335,11 +360,7 @@ func TestWatchWithoutBookmarksOfAnEmptyKindSeesItsWrites(t *testing.T) {
 	t.Parallel()
 	s := startGeneric(t)
 	ctx := context.Background()
-	crd := coldCRD("plainwatch.example.com")
-	if err := testserver.InstallCRDs(ctx, s.AdminConfig, time.Minute, crd); err != nil {
-		t.Fatal(err)
-	}
-	gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: "v2", Resource: "gadgets"}
+	_, gvr := installColdCRD(t, s, "plainwatch.example.com")
 	objects := dynamic.NewForConfigOrDie(s.AdminConfig).Resource(gvr).Namespace("default")
 	list, err := objects.List(ctx, metav1.ListOptions{})
 	if err != nil {

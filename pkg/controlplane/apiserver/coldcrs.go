@@ -1,14 +1,13 @@
 package apiserver
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsapiserver "k8s.io/apiextensions-apiserver/pkg/apiserver"
 	genericapiserver "k8s.io/apiserver/pkg/server"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/coldcrs"
 	"github.com/gcp-project/gcp/pkg/controlplane/etcd"
@@ -18,7 +17,7 @@ import (
 // (delegate, which serves x): lists and watches of custom resources that
 // have no objects are answered without building their CRDs' serving
 // structures. Its etcd client is closed when the server stops.
-func (c CompletedConfig) withColdCRs(delegate genericapiserver.DelegationTarget, x *apiextensionsapiserver.CustomResourceDefinitions) genericapiserver.DelegationTarget {
+func (c CompletedConfig) withColdCRs(delegate genericapiserver.DelegationTarget, x *apiextensionsapiserver.CustomResourceDefinitions) (genericapiserver.DelegationTarget, error) {
 	o := c.Config.Options
 	crds := x.Informers.Apiextensions().V1().CustomResourceDefinitions()
 	h := coldcrs.New(delegate.UnprotectedHandler(), coldcrs.Config{
@@ -28,26 +27,8 @@ func (c CompletedConfig) withColdCRs(delegate genericapiserver.DelegationTarget,
 		MinRequestTimeout: time.Duration(c.Generic.MinRequestTimeout) * time.Second,
 		RequestTimeout:    o.EtcdRequestTimeout,
 	})
-	// A CRD whose spec changes or that goes ends its cold watches, as
-	// apiextensions-apiserver ends its storage's.
-	if _, err := crds.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(oldObj, newObj any) {
-			old, okOld := oldObj.(*apiextensionsv1.CustomResourceDefinition)
-			crd, okNew := newObj.(*apiextensionsv1.CustomResourceDefinition)
-			if okOld && okNew && (old.Generation != crd.Generation || !crd.DeletionTimestamp.IsZero()) {
-				h.CRDChanged(crd.UID)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = tombstone.Obj
-			}
-			if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
-				h.CRDChanged(crd.UID)
-			}
-		},
-	}); err != nil {
-		panic(err) // only when the informer has stopped, which it has not yet
+	if _, err := crds.Informer().AddEventHandler(h.EventHandler()); err != nil {
+		return nil, fmt.Errorf("apiextensions server: cold custom resources: %w", err)
 	}
 	x.GenericAPIServer.AddPostStartHookOrDie("gcp-cold-crs", func(ctx genericapiserver.PostStartHookContext) error {
 		go func() {
@@ -56,7 +37,7 @@ func (c CompletedConfig) withColdCRs(delegate genericapiserver.DelegationTarget,
 		}()
 		return nil
 	})
-	return withHandler{DelegationTarget: delegate, handler: h}
+	return withHandler{DelegationTarget: delegate, handler: h}, nil
 }
 
 // newColdCRsEtcdClient is the one etcd client coldcrs reads through: an

@@ -107,7 +107,9 @@ func (c CompletedConfig) new() (*Server, error) {
 		// them are served again (workarounds/crdstorageretry.go).
 		delegate = workarounds.NewWithCRDStorageRetry(x.GenericAPIServer)
 		// Lists and watches of empty kinds cost their CRDs nothing.
-		delegate = c.withColdCRs(delegate, x)
+		if delegate, err = c.withColdCRs(delegate, x); err != nil {
+			return nil, err
+		}
 	}
 
 	// 3. The native API groups.

@@ -27,8 +27,9 @@
 // answered here. Anything else (a kind with objects, a watch without
 // bookmarks, a field selector, a resourceVersion other than "" or "0" for a list, a
 // table, a CRD being deleted or not yet established, a subresource, any
-// other verb) goes to apiextensions-apiserver, and a CRD whose request once
-// went there is not answered here again: its structures are built.
+// other verb) goes to apiextensions-apiserver. A CRD whose kind was seen
+// with objects (or written while watched here) is not answered here again
+// until it is deleted: its structures are built.
 package coldcrs
 
 import (
@@ -41,6 +42,7 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"k8s.io/apiextensions-apiserver/pkg/apihelpers"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	listers "k8s.io/apiextensions-apiserver/pkg/client/listers/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,6 +50,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/metrics"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/warning"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Config is what Handler needs.
@@ -77,11 +80,11 @@ type Handler struct {
 	client     *clientv3.Client
 	clientErr  error
 
-	// warm holds the UIDs of CRDs a request went to next for.
+	// warm holds the UIDs of CRDs whose kinds were seen with objects.
 	warm sync.Map
 
 	// watches are the open cold watches of each CRD, ended when it
-	// changes or goes (CRDChanged), as apiextensions-apiserver ends its
+	// changes or goes (EventHandler), as apiextensions-apiserver ends its
 	// storage's watches when it replaces the storage.
 	mu      sync.Mutex
 	watches map[types.UID]map[*emptyWatch]struct{}
@@ -92,10 +95,34 @@ func New(next http.Handler, cfg Config) *Handler {
 	return &Handler{next: next, cfg: cfg, watches: map[types.UID]map[*emptyWatch]struct{}{}}
 }
 
-// CRDChanged ends the cold watches of the CRD with uid: call it when the
-// CRD's spec changes or the CRD is deleted (an informer's update and delete
-// handlers). Its clients watch again and are served by what the CRD is now.
-func (h *Handler) CRDChanged(uid types.UID) {
+// EventHandler is what a CRD informer tells Handler: a CRD whose spec
+// changes (its generation) or that is being deleted or gone ends its cold
+// watches, as apiextensions-apiserver ends its storage's watches when it
+// replaces the storage; their clients watch again and are served by what
+// the CRD is now. A deleted CRD is forgotten.
+func (h *Handler) EventHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(oldObj, newObj any) {
+			old, okOld := oldObj.(*apiextensionsv1.CustomResourceDefinition)
+			crd, okNew := newObj.(*apiextensionsv1.CustomResourceDefinition)
+			if okOld && okNew && (old.Generation != crd.Generation || !crd.DeletionTimestamp.IsZero()) {
+				h.endWatches(crd.UID)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tombstone.Obj
+			}
+			if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+				h.endWatches(crd.UID)
+				h.warm.Delete(crd.UID)
+			}
+		},
+	}
+}
+
+// endWatches ends the cold watches of the CRD with uid.
+func (h *Handler) endWatches(uid types.UID) {
 	h.mu.Lock()
 	open := h.watches[uid]
 	delete(h.watches, uid)
@@ -189,11 +216,14 @@ func answerable(crd *apiextensionsv1.CustomResourceDefinition, info *request.Req
 		return false
 	}
 	if servedVersion(crd, info.APIVersion) == nil || !crd.DeletionTimestamp.IsZero() ||
-		!conditionTrue(crd, apiextensionsv1.Established) || conditionTrue(crd, apiextensionsv1.Terminating) {
+		!apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) || apihelpers.IsCRDConditionTrue(crd, apiextensionsv1.Terminating) {
 		return false
 	}
 	q := r.URL.Query()
 	if q.Get("fieldSelector") != "" || q.Get("continue") != "" {
+		return false
+	}
+	if m := q.Get("resourceVersionMatch"); m != "" && m != "NotOlderThan" {
 		return false
 	}
 	// A watch answered here ends at the kind's first write, which a
@@ -201,9 +231,6 @@ func answerable(crd *apiextensionsv1.CustomResourceDefinition, info *request.Req
 	// watching again from the bookmark it gets; another (kubectl get -w,
 	// a test's raw watch) would see its watch end.
 	if info.Verb == "watch" && q.Get("allowWatchBookmarks") != "true" {
-		return false
-	}
-	if m := q.Get("resourceVersionMatch"); m != "" && m != "NotOlderThan" {
 		return false
 	}
 	switch rv := q.Get("resourceVersion"); {
@@ -263,15 +290,6 @@ func (h *Handler) watchFunc(prefix string) func(ctx context.Context, fromRev int
 		}
 		return client.Watch(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithRev(fromRev))
 	}
-}
-
-func conditionTrue(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType) bool {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == t {
-			return c.Status == apiextensionsv1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func servedVersion(crd *apiextensionsv1.CustomResourceDefinition, version string) *apiextensionsv1.CustomResourceDefinitionVersion {
