@@ -24,8 +24,9 @@
 // the revision before the write for a client that takes bookmarks; the
 // client watches again from there and, the kind no longer being empty,
 // apiextensions-apiserver serves it; so only watches that take bookmarks are
-// answered here. Anything else (a kind with objects, a watch without
-// bookmarks, a field selector, a resourceVersion other than "" or "0" for a list, a
+// answered here (Handler.fromAnyVersion says what becomes of the others).
+// Anything else (a kind with objects, a watch without bookmarks, a field
+// selector, a resourceVersion other than "" or "0" for a list, a
 // table, a CRD being deleted or not yet established, a subresource, any
 // other verb) goes to apiextensions-apiserver. A CRD whose kind was seen
 // with objects (or written while watched here) is not answered here again
@@ -169,6 +170,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
+	if info.Verb == "watch" && r.URL.Query().Get("allowWatchBookmarks") != "true" {
+		h.next.ServeHTTP(w, h.fromAnyVersion(r, crd, info))
+		return
+	}
 	key := h.keyPrefix(crd, info.Namespace)
 	empty, rev := h.empty(r.Context(), key)
 	if !empty {
@@ -226,13 +231,6 @@ func answerable(crd *apiextensionsv1.CustomResourceDefinition, info *request.Req
 	if m := q.Get("resourceVersionMatch"); m != "" && m != "NotOlderThan" {
 		return false
 	}
-	// A watch answered here ends at the kind's first write, which a
-	// client that takes bookmarks (an informer's reflector) follows by
-	// watching again from the bookmark it gets; another (kubectl get -w,
-	// a test's raw watch) would see its watch end.
-	if info.Verb == "watch" && q.Get("allowWatchBookmarks") != "true" {
-		return false
-	}
 	switch rv := q.Get("resourceVersion"); {
 	case rv == "" || rv == "0":
 	case info.Verb == "list":
@@ -246,6 +244,37 @@ func answerable(crd *apiextensionsv1.CustomResourceDefinition, info *request.Req
 	return !strings.Contains(r.Header.Get("Accept"), "as=Table")
 }
 
+// fromAnyVersion is a watch that does not take bookmarks (kubectl get -w,
+// a test's raw watch) as apiextensions-apiserver is given it. A watch
+// answered here ends at the kind's first write, which a client that takes
+// bookmarks (an informer's reflector) follows by watching again from the
+// bookmark it gets, and another would see as its watch ending; so those go
+// to apiextensions-apiserver, whose new watch cache cannot serve the
+// resourceVersion of a list answered here once anything was written to
+// etcd since (410, where upstream's first list would have started that
+// cache). When etcd held nothing of the kind at that resourceVersion nor
+// holds anything now, the watch is asked from any version ("0": what the
+// kind holds, as ADDED, then what follows), which loses nothing the client
+// could have seen; otherwise r is passed on as it is.
+func (h *Handler) fromAnyVersion(r *http.Request, crd *apiextensionsv1.CustomResourceDefinition, info *request.RequestInfo) *http.Request {
+	q := r.URL.Query()
+	from, err := strconv.ParseInt(q.Get("resourceVersion"), 10, 64)
+	if err != nil || from <= 0 || q.Get("sendInitialEvents") != "" {
+		return r
+	}
+	key := h.keyPrefix(crd, info.Namespace)
+	if empty, _ := h.empty(r.Context(), key); !empty {
+		return r
+	}
+	if empty, _ := h.empty(r.Context(), key, clientv3.WithRev(from)); !empty {
+		return r
+	}
+	q.Set("resourceVersion", "0")
+	fromAny := r.Clone(r.Context())
+	fromAny.URL.RawQuery = q.Encode()
+	return fromAny
+}
+
 // keyPrefix is the etcd key prefix of crd's objects, in namespace if it
 // is not empty: what apiextensions-apiserver's storage lists.
 func (h *Handler) keyPrefix(crd *apiextensionsv1.CustomResourceDefinition, namespace string) string {
@@ -256,10 +285,11 @@ func (h *Handler) keyPrefix(crd *apiextensionsv1.CustomResourceDefinition, names
 	return key
 }
 
-// empty says whether etcd holds no key under prefix, with the revision it
-// answered at; false when etcd cannot say (the request then goes to
-// apiextensions-apiserver, which answers the fault).
-func (h *Handler) empty(ctx context.Context, prefix string) (bool, int64) {
+// empty says whether etcd holds no key under prefix (at the revision opts
+// name, or now), with the revision it answered at; false when etcd cannot
+// say (a compacted revision, or etcd down: the request then goes to
+// apiextensions-apiserver as it is, which answers the fault).
+func (h *Handler) empty(ctx context.Context, prefix string, opts ...clientv3.OpOption) (bool, int64) {
 	client, err := h.etcd()
 	if err != nil {
 		return false, 0
@@ -269,7 +299,8 @@ func (h *Handler) empty(ctx context.Context, prefix string) (bool, int64) {
 		ctx, cancel = context.WithTimeout(ctx, h.cfg.RequestTimeout)
 		defer cancel()
 	}
-	resp, err := client.Get(clientv3.WithRequireLeader(ctx), prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(1))
+	opts = append(opts, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(1))
+	resp, err := client.Get(clientv3.WithRequireLeader(ctx), prefix, opts...)
 	if err != nil || len(resp.Kvs) > 0 {
 		return false, 0
 	}

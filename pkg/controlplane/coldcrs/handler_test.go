@@ -44,7 +44,6 @@ func TestAnswerable(t *testing.T) {
 		{"a list in a namespace", established(apiextensionsv1.NamespaceScoped), "list", "ns", "v1", "?limit=3&labelSelector=a", "application/json", true},
 		{"a watch from a resourceVersion", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?resourceVersion=5&allowWatchBookmarks=true", "", true},
 		{"a streaming list", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true", "", true},
-		{"a watch without bookmarks", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?resourceVersion=5", "", false},
 		{"a list at a resourceVersion", established(apiextensionsv1.NamespaceScoped), "list", "", "v1", "?resourceVersion=5", "", false},
 		{"a watch from no number", established(apiextensionsv1.NamespaceScoped), "watch", "", "v1", "?resourceVersion=x&allowWatchBookmarks=true", "", false},
 		{"an exact match", established(apiextensionsv1.NamespaceScoped), "list", "", "v1", "?resourceVersion=0&resourceVersionMatch=Exact", "", false},
