@@ -295,7 +295,7 @@ func (s *Server) prepareRun() (*PreparedServer, error) {
 		p := s.Native.PrepareRun()
 		prepared = &PreparedServer{run: p.RunWithContext, Handler: s.Native.Handler}
 	}
-	crdOpenAPI, err := s.serveCRDOpenAPIOnRequest()
+	crdOpenAPI, err := s.serveCRDOpenAPI()
 	if err != nil {
 		return nil, err
 	}
@@ -316,14 +316,15 @@ func (s *Server) prepareRun() (*PreparedServer, error) {
 	return prepared, nil
 }
 
-// serveCRDOpenAPIOnRequest makes the apiextensions server build the OpenAPI
-// v3 document of a custom resource's group-version when it is asked for
-// (crdopenapi), instead of building and keeping one for every CRD. It runs
+// serveCRDOpenAPI makes the apiextensions server build the OpenAPI v3
+// document of a custom resource's group-version when it is asked for, or
+// ahead of that once CRDs are quiet (crdopenapi), instead of building and
+// keeping one for every CRD as objects. It runs
 // after PrepareRun installed /openapi/v3 and before the post-start hooks:
 // with its service unset, the apiextensions server does not start its own
 // OpenAPI v3 controller. (OpenAPI v2 is left as it is: its controller
 // builds a CRD's part of the spec only when /openapi/v2 is read.)
-func (s *Server) serveCRDOpenAPIOnRequest() (*crdopenapi.Handler, error) {
+func (s *Server) serveCRDOpenAPI() (*crdopenapi.Handler, error) {
 	if s.APIExtensions == nil || s.APIExtensions.GenericAPIServer.OpenAPIV3VersionedService == nil {
 		return nil, nil
 	}
@@ -337,12 +338,7 @@ func (s *Server) serveCRDOpenAPIOnRequest() (*crdopenapi.Handler, error) {
 	h.Install(x.Handler.NonGoRestfulMux)
 	// Documents are built ahead of their first request once CRDs stop
 	// changing (crdopenapi.Handler.Prebuild, which the server's run starts).
-	changed := func(any) { h.Changed() }
-	if _, err := s.APIExtensions.Informers.Apiextensions().V1().CustomResourceDefinitions().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    changed,
-		UpdateFunc: func(_, obj any) { changed(obj) },
-		DeleteFunc: changed,
-	}); err != nil {
+	if _, err := s.APIExtensions.Informers.Apiextensions().V1().CustomResourceDefinitions().Informer().AddEventHandler(h.EventHandler()); err != nil {
 		return nil, fmt.Errorf("apiextensions server: %w", err)
 	}
 	return h, nil

@@ -231,17 +231,11 @@ func (h *Handler) serveGroupVersion(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, relativeURL(path, hash), http.StatusMovedPermanently)
 		return
 	}
-	w.Header().Set("Etag", strconv.Quote(hash))
-	if r.URL.Query().Get("hash") != "" {
-		w.Header().Set("Cache-Control", "public, immutable")
-		w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
-	}
 	if p := h.packedDoc(path); p != nil && p.hash == hash && !protobuf && acceptsGzip(r) && r.Header.Get("Range") == "" {
 		// Prebuilt: sent as it is kept.
 		w.Header().Add("Vary", "Accept-Encoding")
-		w.Header().Set("Content-Type", mediaType)
 		w.Header().Set("Content-Encoding", "gzip")
-		http.ServeContent(w, r, "", p.built, bytes.NewReader(p.gz))
+		serveDocument(w, r, mediaType, hash, p.built, p.gz)
 		return
 	}
 	doc, err := h.document(path, hash, crds)
@@ -262,8 +256,19 @@ func (h *Handler) serveGroupVersion(w http.ResponseWriter, r *http.Request) {
 		}
 		body = doc.protobuf
 	}
+	serveDocument(w, r, mediaType, hash, doc.built, body)
+}
+
+// serveDocument sends a document of hash, built at built: the hash is its
+// ETag, and at its hashed URL it is cached for good.
+func serveDocument(w http.ResponseWriter, r *http.Request, mediaType, hash string, built time.Time, body []byte) {
 	w.Header().Set("Content-Type", mediaType)
-	http.ServeContent(w, r, "", doc.built, bytes.NewReader(body))
+	w.Header().Set("Etag", strconv.Quote(hash))
+	if r.URL.Query().Get("hash") != "" {
+		w.Header().Set("Cache-Control", "public, immutable")
+		w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).Format(time.RFC1123))
+	}
+	http.ServeContent(w, r, "", built, bytes.NewReader(body))
 }
 
 // negotiate picks JSON or protobuf from an Accept header, as handler3 does.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 )
 
@@ -27,9 +28,18 @@ type packed struct {
 	built time.Time
 }
 
-// Changed tells Prebuild that a CRD was added, changed or deleted. It
-// never blocks.
-func (h *Handler) Changed() {
+// EventHandler is what a CRD informer tells Prebuild: that a CRD was
+// added, changed or deleted. It never blocks.
+func (h *Handler) EventHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { h.changedNow() },
+		UpdateFunc: func(any, any) { h.changedNow() },
+		DeleteFunc: func(any) { h.changedNow() },
+	}
+}
+
+// changedNow wakes Prebuild, or leaves it awake.
+func (h *Handler) changedNow() {
 	select {
 	case h.changed <- struct{}{}:
 	default:
@@ -41,7 +51,8 @@ func (h *Handler) Changed() {
 // gzipped, so that the first request for a document (kubectl explain, a
 // client generating types) is answered as fast as a later one. Built at
 // start and after changes, it costs CPU once per change of a group-version
-// rather than on a request, and a few MiB for thousands of CRDs.
+// rather than on a request, and memory for the gzipped documents (15 MiB
+// for a Crossplane provider's 1,539 CRDs).
 func (h *Handler) Prebuild(ctx context.Context) {
 	for {
 		select {
@@ -49,20 +60,26 @@ func (h *Handler) Prebuild(ctx context.Context) {
 			return
 		case <-h.changed:
 		}
-		// Wait until nothing changed for h.quiet.
-		for quietFor := time.NewTimer(h.quiet); ; {
-			select {
-			case <-ctx.Done():
-				quietFor.Stop()
-				return
-			case <-h.changed:
-				quietFor.Reset(h.quiet)
-				continue
-			case <-quietFor.C:
-			}
-			break
+		if !h.waitQuiet(ctx) {
+			return
 		}
 		h.prebuildAll(ctx)
+	}
+}
+
+// waitQuiet waits until nothing changed for h.quiet; false if ctx ends.
+func (h *Handler) waitQuiet(ctx context.Context) bool {
+	quiet := time.NewTimer(h.quiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-h.changed:
+			quiet.Reset(h.quiet)
+		case <-quiet.C:
+			return true
+		}
 	}
 }
 

@@ -48,7 +48,7 @@ func TestPrebuiltDocumentsAreTheBuiltOnes(t *testing.T) {
 	defer cancel()
 	h.quiet = 10 * time.Millisecond
 	go h.Prebuild(ctx)
-	h.Changed()
+	h.changedNow()
 	poll.Until(t, 100*time.Millisecond, time.Minute, func() error {
 		for p := range built {
 			if h.packedDoc(p) == nil {
@@ -81,7 +81,7 @@ func TestPrebuiltDocumentsAreTheBuiltOnes(t *testing.T) {
 	if err := indexer.Update(changed); err != nil {
 		t.Fatal(err)
 	}
-	h.Changed()
+	h.changedNow()
 	url := discovery(t, h)["apis/a.example.com/v1"]
 	if body := get(t, h, url, nil).Body.String(); !strings.Contains(body, `"changed"`) {
 		t.Fatalf("the changed CRD's document, asked before it was prebuilt again, lacks its change")
