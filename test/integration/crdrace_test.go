@@ -29,20 +29,7 @@ func TestCreateRacingCRDDelete(t *testing.T) {
 	s := startGeneric(t)
 	ctx := context.Background()
 	crds := apiextensionsclient.NewForConfigOrDie(s.AdminConfig).ApiextensionsV1().CustomResourceDefinitions()
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "racers.race.example.com"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "race.example.com",
-			Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "racers", Kind: "Racer"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptrTo(true),
-				}},
-			}},
-		},
-	}
+	crd := preservingCRD("race.example.com", "racers", "Racer")
 	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -48,20 +48,7 @@ func TestCRDsAreServedWithoutAWatchCache(t *testing.T) {
 	}
 	defer w.Stop()
 
-	crd := &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "uncached.cache.example.com"},
-		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: "cache.example.com",
-			Scope: apiextensionsv1.NamespaceScoped,
-			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "uncached", Kind: "Uncached"},
-			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: "v1", Served: true, Storage: true,
-				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptrTo(true),
-				}},
-			}},
-		},
-	}
+	crd := preservingCRD("cache.example.com", "uncached", "Uncached")
 	if _, err := crds.Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

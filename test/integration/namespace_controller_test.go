@@ -48,14 +48,10 @@ func nsCreateCRD(t testing.TB, s *testserver.Server, plural, kind string) schema
 	return createCRD(t, s, "nsctl.example.com", plural, kind)
 }
 
-// createCRD creates a namespaced CRD <plural>.<group> (v1, any content)
-// and waits until it is Established and listed in discovery.
-func createCRD(t testing.TB, s *testserver.Server, group, plural, kind string) schema.GroupVersionResource {
-	t.Helper()
-	ctx := context.Background()
-	client := apiextensionsclient.NewForConfigOrDie(s.AdminConfig)
-	preserve := true
-	crd := &apiextensionsv1.CustomResourceDefinition{
+// preservingCRD is a namespaced CRD of one version, v1, whose objects keep
+// whatever fields they are given.
+func preservingCRD(group, plural, kind string) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 			Group: group,
@@ -64,11 +60,20 @@ func createCRD(t testing.TB, s *testserver.Server, group, plural, kind string) s
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
 				Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: &preserve,
+					Type: "object", XPreserveUnknownFields: ptrTo(true),
 				}},
 			}},
 		},
 	}
+}
+
+// createCRD creates a namespaced CRD <plural>.<group> (v1, any content)
+// and waits until it is Established and listed in discovery.
+func createCRD(t testing.TB, s *testserver.Server, group, plural, kind string) schema.GroupVersionResource {
+	t.Helper()
+	ctx := context.Background()
+	client := apiextensionsclient.NewForConfigOrDie(s.AdminConfig)
+	crd := preservingCRD(group, plural, kind)
 	if _, err := client.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
