@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -12,9 +11,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
-	apiextensionshelpers "k8s.io/apiextensions-apiserver/pkg/apihelpers"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -47,69 +43,6 @@ func TestProtobufInEtcd(t *testing.T) {
 	}
 	if v := resp.Kvs[0].Value; !bytes.HasPrefix(v, []byte("k8s\x00")) {
 		t.Fatalf("stored value is not protobuf (want prefix k8s\\x00): %q", v[:min(len(v), 40)])
-	}
-}
-
-// TestDelegatesStoreProtobuf reads a CRD's and an APIService's stored
-// bytes: the apiextensions server and the aggregator store protobuf, as the
-// native server does (kube-apiserver stores their objects in JSON). A CRD
-// stored in JSON, as gcp wrote them before, is read back, served, and
-// written again in protobuf.
-func TestDelegatesStoreProtobuf(t *testing.T) {
-	t.Parallel()
-	s := startGeneric(t)
-	ctx := context.Background()
-	createCRD(t, s, "storedproto.example.com", "widgets", "Widget")
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{etcd.UnixSocketURL(filepath.Join(s.DataDir, "etcd.sock"))}, DialTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	stored := func(key string) []byte {
-		t.Helper()
-		resp, err := c.Get(ctx, key)
-		if err != nil || len(resp.Kvs) != 1 {
-			t.Fatalf("%s in etcd: %v %v", key, resp, err)
-		}
-		return resp.Kvs[0].Value
-	}
-	for _, key := range []string{"/registry/apiextensions.k8s.io/customresourcedefinitions/widgets.storedproto.example.com",
-		"/registry/apiregistration.k8s.io/apiservices/v1.storedproto.example.com"} {
-		if v := stored(key); !bytes.HasPrefix(v, []byte("k8s\x00")) {
-			t.Errorf("%s is not stored as protobuf (want prefix k8s\\x00): %q", key, v[:min(len(v), 40)])
-		}
-	}
-
-	// A CRD in JSON, as kube-apiserver and earlier gcp store them.
-	legacy := preservingCRD("storedjson.example.com", "gadgets", "Gadget")
-	legacy.TypeMeta = metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"}
-	legacy.CreationTimestamp = metav1.Now()
-	legacy.UID = "3c5b7f0e-4f3a-4f55-9d0a-0e1f4a2b6c7d"
-	data, err := json.Marshal(legacy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const legacyKey = "/registry/apiextensions.k8s.io/customresourcedefinitions/gadgets.storedjson.example.com"
-	if _, err := c.Put(ctx, legacyKey, string(data)); err != nil {
-		t.Fatal(err)
-	}
-	crds := apiextensionsclient.NewForConfigOrDie(s.AdminConfig).ApiextensionsV1().CustomResourceDefinitions()
-	poll.Until(t, 100*time.Millisecond, 30*time.Second, func() error {
-		crd, err := crds.Get(ctx, legacy.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if crd.UID != legacy.UID || crd.Spec.Names.Kind != "Gadget" {
-			t.Fatalf("the JSON CRD read back as %+v", crd)
-		}
-		if !apiextensionshelpers.IsCRDConditionTrue(crd, apiextensionsv1.Established) {
-			return fmt.Errorf("%s is not Established", crd.Name)
-		}
-		return nil
-	})
-	// Its controllers' status writes stored it again, in protobuf.
-	if v := stored(legacyKey); !bytes.HasPrefix(v, []byte("k8s\x00")) {
-		t.Errorf("%s was not written again as protobuf: %q", legacyKey, v[:min(len(v), 40)])
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/runtime/serializer/versioning"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	serverstorage "k8s.io/apiserver/pkg/server/storage"
@@ -58,10 +57,9 @@ func (c *Config) applyDelegates() error {
 // delegateGeneric returns the generic configuration of a delegate server
 // (the apiextensions server, the aggregator): the native server's, without
 // its post-start hooks, storing its group in etcd as the versions encode
-// and decode it (the first written, the second's group read too) in the
-// media type --storage-media-type names, with --runtime-config applied to
-// the server's own resource defaults. It returns the etcd options that
-// storage came from.
+// and decode it (the first written, the second's group read too), with
+// --runtime-config applied to the server's own resource defaults. It
+// returns the etcd options that storage came from.
 func (c *Config) delegateGeneric(codecs serializer.CodecFactory, encode, decode schema.GroupVersion,
 	resources *serverstorage.ResourceConfig, scheme *runtime.Scheme, skipOpenAPI bool) (genericapiserver.Config, genericoptions.EtcdOptions, error) {
 	gc := *c.Generic
@@ -70,18 +68,7 @@ func (c *Config) delegateGeneric(codecs serializer.CodecFactory, encode, decode 
 	gc.SkipOpenAPIInstallation = skipOpenAPI
 
 	etcd := *c.Options.Etcd
-	// kube-apiserver stores its delegates' objects in JSON whatever
-	// --storage-media-type says, and its own in protobuf by default. gcp
-	// stores CRDs and APIServices as it stores the rest: a CRD of tens of
-	// KiB decodes three times faster from protobuf, and every status write
-	// and watch event decodes one (issue 38). Either form is read back,
-	// so a data dir written in JSON is read as before.
-	media, ok := runtime.SerializerInfoForMediaType(codecs.SupportedMediaTypes(), c.Options.Etcd.DefaultStorageMediaType)
-	if !ok {
-		return gc, etcd, fmt.Errorf("--storage-media-type %q is not a media type %s can store", c.Options.Etcd.DefaultStorageMediaType, encode.Group)
-	}
-	etcd.StorageConfig.Codec = versioning.NewDefaultingCodecForScheme(scheme, media.Serializer, codecs.UniversalDeserializer(),
-		schema.GroupVersions{encode, decode}, runtime.InternalGroupVersioner)
+	etcd.StorageConfig.Codec = codecs.LegacyCodec(encode, decode)
 	etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(encode, schema.GroupKind{Group: decode.Group})
 	etcd.SkipHealthEndpoints = true
 	if err := etcd.ApplyTo(&gc); err != nil {
