@@ -257,10 +257,13 @@ func newRenewCommand(name string) *cobra.Command {
 			if _, err := os.Stat(d.dir); err != nil {
 				return fmt.Errorf("no PKI in %s: %w; create one with %s pki init", d.dir, err, d.name)
 			}
-			renewed, err := pki.Renew(d.dir, args, time.Now())
+			renewed, skipped, err := pki.Renew(d.dir, args, time.Now())
 			out := cmd.OutOrStdout()
 			for _, name := range renewed {
 				fmt.Fprintf(out, "renewed %s\n", name)
+			}
+			for _, s := range skipped {
+				fmt.Fprintf(out, "skipped %s: %s\n", s.Name, s.Why)
 			}
 			if err != nil {
 				return err

@@ -97,7 +97,7 @@ func ensureCA(w writer, certFile, keyFile, commonName string, now time.Time) (*a
 		}
 	}
 	if !now.Before(ca.cert.NotAfter) {
-		return nil, fmt.Errorf("CA certificate %s expired at %s; remove the directory %s to create a new CA (every certificate and kubeconfig must then be replaced)",
+		return nil, fmt.Errorf("CA certificate %s expired at %s, and every certificate it signed with it; a new CA needs every certificate and kubeconfig replaced: move %s aside (keep it until the new one works) and create a new PKI",
 			certFile, ca.cert.NotAfter.Format(time.RFC3339), filepath.Dir(certFile))
 	}
 	return ca, nil
@@ -105,8 +105,8 @@ func ensureCA(w writer, certFile, keyFile, commonName string, now time.Time) (*a
 
 // keepCAAdvice explains why a broken CA is not replaced and what to do.
 func keepCAAdvice(file string) string {
-	return fmt.Sprintf("refusing to create a new CA, which would invalidate every certificate and kubeconfig signed by the current one: restore the file, or remove the directory %s to start over",
-		filepath.Dir(file))
+	return fmt.Sprintf("refusing to create a new CA, which would invalidate every certificate and kubeconfig signed by the current one: restore %s from a backup",
+		file)
 }
 
 // loadCA reads a CA certificate and its key and checks that they belong

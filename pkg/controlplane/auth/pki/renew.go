@@ -140,18 +140,30 @@ func leafProblem(cert, ca *x509.Certificate, caName string, now time.Time) strin
 	return ""
 }
 
+// Skipped is a leaf certificate Renew left as it was, and why.
+type Skipped struct {
+	// Name is the certificate's name, as Inspect gives it.
+	Name string
+	// Why says what Renew lacked to renew it.
+	Why string
+}
+
 // Renew re-issues the leaf certificates in dir named in names (all of them
 // when names is empty) for the keys they have, each signed by its CA with
 // the subject, usages and SANs it had and valid for another year (never
 // beyond the CA). CAs and keys are kept, so nothing else needs to change;
 // processes reading the files pick the new certificates up when they
 // reload them (gcp apiserver reloads its serving certificate by itself).
-// It returns the names renewed.
-func Renew(dir string, names []string, now time.Time) ([]string, error) {
+// Only the CAs of the leaves renewed are read. With names empty, a leaf
+// whose CA has no key in dir (a split deployment may keep the etcd CA's
+// key on the etcd machines alone) is skipped and returned as such; a leaf
+// named whose CA has no key is an error, after the others are renewed. It
+// returns the names renewed.
+func Renew(dir string, names []string, now time.Time) (renewed []string, skipped []Skipped, err error) {
 	f := FilesIn(dir)
 	leaves, err := f.existingLeaves()
 	if err != nil {
-		return nil, fmt.Errorf("pki: %w", err)
+		return nil, nil, fmt.Errorf("pki: %w", err)
 	}
 	var known []string
 	for _, l := range leaves {
@@ -159,35 +171,63 @@ func Renew(dir string, names []string, now time.Time) ([]string, error) {
 	}
 	for _, n := range names {
 		if !slices.Contains(known, n) {
-			return nil, fmt.Errorf("pki: no certificate %q in %s; there are: %s", n, dir, strings.Join(known, ", "))
+			return nil, nil, fmt.Errorf("pki: no certificate %q in %s; there are: %s", n, dir, strings.Join(known, ", "))
+		}
+	}
+	wanted := func(l leaf) bool { return len(names) == 0 || slices.Contains(names, l.name) }
+	needed := map[string]bool{}
+	for _, l := range leaves {
+		if wanted(l) {
+			needed[l.ca] = true
 		}
 	}
 	cas := map[string]*authority{}
+	keyless := map[string]string{}
 	for _, c := range f.authorities() {
+		if !needed[c.name] {
+			continue
+		}
 		if ok, err := exists(c.certFile); err != nil || !ok {
+			continue
+		}
+		if ok, err := exists(c.keyFile); err != nil {
+			return nil, nil, fmt.Errorf("pki: %s: %w", c.name, err)
+		} else if !ok {
+			keyless[c.name] = fmt.Sprintf("its CA %s has no key here (%s): renew it where that key is", c.name, c.keyFile)
 			continue
 		}
 		ca, err := loadCA(c.certFile, c.keyFile)
 		if err != nil {
-			return nil, fmt.Errorf("pki: %s: %w", c.name, err)
+			return nil, nil, fmt.Errorf("pki: %s: %w", c.name, err)
 		}
 		cas[c.name] = ca
 	}
-	var renewed []string
+	var refused []string
 	for _, l := range leaves {
-		if len(names) > 0 && !slices.Contains(names, l.name) {
+		if !wanted(l) {
+			continue
+		}
+		if why, ok := keyless[l.ca]; ok {
+			if len(names) > 0 {
+				refused = append(refused, l.name+": "+why)
+			} else {
+				skipped = append(skipped, Skipped{Name: l.name, Why: why})
+			}
 			continue
 		}
 		ca := cas[l.ca]
 		if ca == nil {
-			return renewed, fmt.Errorf("pki: %s: its CA %s is missing", l.name, l.ca)
+			return renewed, skipped, fmt.Errorf("pki: %s: its CA %s is missing", l.name, l.ca)
 		}
 		if err := renewLeaf(ca, l.spec.certFile, l.spec.keyFile, now); err != nil {
-			return renewed, fmt.Errorf("pki: %s: %w", l.name, err)
+			return renewed, skipped, fmt.Errorf("pki: %s: %w", l.name, err)
 		}
 		renewed = append(renewed, l.name)
 	}
-	return renewed, nil
+	if len(refused) > 0 {
+		return renewed, skipped, fmt.Errorf("pki: not renewed: %s", strings.Join(refused, "; "))
+	}
+	return renewed, skipped, nil
 }
 
 // renewLeaf signs again the certificate in certFile for the key in keyFile.

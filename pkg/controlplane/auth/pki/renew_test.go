@@ -63,7 +63,7 @@ func TestRenewKeepsKeysAndCAs(t *testing.T) {
 	oldServing := readCert(t, f.ServingCert)
 
 	later := time.Now().Add(200 * 24 * time.Hour)
-	renewed, err := pki.Renew(f.Dir, nil, later)
+	renewed, _, err := pki.Renew(f.Dir, nil, later)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,18 +89,67 @@ func TestRenewKeepsKeysAndCAs(t *testing.T) {
 
 	// One by name; an unknown name changes nothing.
 	before = after
-	if got, err := pki.Renew(f.Dir, []string{"admin"}, time.Now()); err != nil || !slices.Equal(got, []string{"admin"}) {
+	if got, _, err := pki.Renew(f.Dir, []string{"admin"}, time.Now()); err != nil || !slices.Equal(got, []string{"admin"}) {
 		t.Errorf("Renew(admin) = %v, %v", got, err)
 	}
 	if c := changed(before, snapshot(t, f)); !slices.Equal(c, []string{"admin.crt"}) {
 		t.Errorf("Renew(admin) changed %v", c)
 	}
 	before = snapshot(t, f)
-	if _, err := pki.Renew(f.Dir, []string{"nope"}, time.Now()); err == nil || !strings.Contains(err.Error(), "apiserver") {
+	if _, _, err := pki.Renew(f.Dir, []string{"nope"}, time.Now()); err == nil || !strings.Contains(err.Error(), "apiserver") {
 		t.Errorf("Renew(nope) = %v, want an error listing the names", err)
 	}
 	if c := changed(before, snapshot(t, f)); len(c) > 0 {
 		t.Errorf("failed Renew changed %v", c)
+	}
+}
+
+// Without the etcd CA's key (kept on the etcd machines alone), the
+// certificates the other CAs sign are renewed; those it signs are skipped
+// when all are renewed, and refused, naming the key, when named.
+func TestRenewWhatThePresentKeysCanSign(t *testing.T) {
+	t.Parallel()
+	f := ensure(t, pki.Options{Dir: t.TempDir(), EtcdMembers: []pki.EtcdMember{{Name: "etcd-0"}}})
+	etcdCAKey := filepath.Join(f.Dir, "etcd", "ca.key")
+	if err := os.Remove(etcdCAKey); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, f)
+	if got, skipped, err := pki.Renew(f.Dir, []string{"apiserver"}, time.Now()); err != nil || !slices.Equal(got, []string{"apiserver"}) || len(skipped) > 0 {
+		t.Errorf("Renew(apiserver) without the etcd CA's key = %v, %v, %v", got, skipped, err)
+	}
+	if c := changed(before, snapshot(t, f)); !slices.Equal(c, []string{"apiserver.crt"}) {
+		t.Errorf("Renew(apiserver) changed %v", c)
+	}
+
+	renewed, skipped, err := pki.Renew(f.Dir, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range skipped {
+		names = append(names, s.Name)
+		if !strings.Contains(s.Why, etcdCAKey) {
+			t.Errorf("skipped %s because %q, which does not name %s", s.Name, s.Why, etcdCAKey)
+		}
+	}
+	if want := []string{"apiserver-etcd-client", "etcd/etcd-0/server", "etcd/etcd-0/peer"}; !slices.Equal(names, want) {
+		t.Errorf("skipped %v, want %v", names, want)
+	}
+	if want := []string{"apiserver", "admin", "controllers", "front-proxy-client"}; !slices.Equal(renewed, want) {
+		t.Errorf("renewed %v, want %v", renewed, want)
+	}
+
+	before = snapshot(t, f)
+	_, _, err = pki.Renew(f.Dir, []string{"admin", "etcd/etcd-0/server"}, time.Now())
+	if err == nil || !strings.Contains(err.Error(), "etcd/etcd-0/server") || !strings.Contains(err.Error(), etcdCAKey) {
+		t.Errorf("Renew(admin, etcd/etcd-0/server) without the etcd CA's key: %v, want an error naming the certificate and the key", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "remove") {
+		t.Errorf("the error suggests removing something: %v", err)
+	}
+	if c := changed(before, snapshot(t, f)); !slices.Equal(c, []string{"admin.crt"}) {
+		t.Errorf("Renew(admin, etcd/etcd-0/server) changed %v, want admin.crt alone", c)
 	}
 }
 

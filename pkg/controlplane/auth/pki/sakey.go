@@ -28,7 +28,7 @@ func ensureServiceAccountKey(w writer, keyFile, pubFile string) error {
 		return err
 	}
 	if !haveKey && havePub {
-		return fmt.Errorf("%s exists but the signing key %s is missing; refusing to create a new key, which would invalidate every service account token: restore the file or remove both", pubFile, keyFile)
+		return fmt.Errorf("%s exists but the signing key %s is missing; refusing to create a new key, which would invalidate every service account token: restore %s from a backup", pubFile, keyFile, keyFile)
 	}
 
 	var pub any
