@@ -10,6 +10,7 @@ package etcd
 import (
 	"cmp"
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -77,7 +78,7 @@ func newCommand(ctx context.Context, name string, o *gcpetcd.Options) *cobra.Com
 func run(ctx context.Context, cfg gcpetcd.Config, notify sdnotify.Notifier) error {
 	h, err := gcpetcd.Start(cfg)
 	if err != nil {
-		return err
+		return removedExit(err)
 	}
 	klog.FromContext(ctx).Info("etcd is serving", "name", cmp.Or(cfg.Name, gcpetcd.DefaultName), "dataDir", cfg.DataDir, "clientURLs", h.ClientURLs())
 	defer notify.Start(ctx, h.Ready())()
@@ -86,6 +87,28 @@ func run(ctx context.Context, cfg gcpetcd.Config, notify sdnotify.Notifier) erro
 		return h.Close()
 	case err := <-h.Err():
 		_ = h.Close()
-		return err
+		return removedExit(err)
 	}
 }
+
+// removedExit ends the process with gcpetcd.RemovedExitCode when err says
+// the member was removed from its cluster, and with 1 otherwise.
+func removedExit(err error) error {
+	if errors.Is(err, gcpetcd.ErrRemoved) {
+		return exitError{code: gcpetcd.RemovedExitCode, error: err}
+	}
+	return err
+}
+
+// exitError is an error that asks the root command (multicall.Main) to
+// end the process with code.
+type exitError struct {
+	error
+	code int
+}
+
+// ExitCode is the exit code err asks for.
+func (e exitError) ExitCode() int { return e.code }
+
+// Unwrap returns the error.
+func (e exitError) Unwrap() error { return e.error }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+
+	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
 )
 
 // systemdOptions are the flags of `gcp manifests systemd`.
@@ -53,6 +55,11 @@ func (o *systemdOptions) write(w io.Writer, s spec) error {
 	line("ExecStart=%s", strings.Join(exec, " \\\n\t"))
 	line("Restart=always")
 	line("RestartSec=5s")
+	if s.role == "etcd" {
+		line("# %s etcd exits %d once `%s etcd member remove` has removed its member: its data dir can never rejoin.",
+			s.product, gcpetcd.RemovedExitCode, s.product)
+		line("RestartPreventExitStatus=%d", gcpetcd.RemovedExitCode)
+	}
 	line("LimitNOFILE=65536")
 
 	// Writable directories: systemd creates those under /var/lib, /var/log

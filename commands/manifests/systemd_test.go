@@ -35,6 +35,7 @@ func TestSystemdUnits(t *testing.T) {
 			switch role {
 			case "etcd":
 				mustHave(t, out, "StateDirectory=gcp/etcd\nStateDirectoryMode=0700\n")
+				mustHave(t, out, "\nRestartPreventExitStatus=78\n")
 			case "apiserver":
 				mustHave(t, out, "LogsDirectory=gcp\n")
 			}

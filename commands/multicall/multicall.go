@@ -79,7 +79,36 @@ func Main(p Product) int {
 	// commands (start, apiserver, controllers, etcd) have kube-apiserver's
 	// logging flags of their own, which shadow the root's, and apply them
 	// first thing in RunE (pkg/controlplane/logging).
-	return cli.Run(root)
+	return run(root)
+}
+
+// run runs root as cli.Run does and returns the exit code: 0, or the one
+// the failed command's error asks for (exitCode), or 1 for an error that
+// asks for none or comes before a command runs (a flag that does not
+// parse).
+func run(root *cobra.Command) int {
+	code := 0
+	recordExitCodes(root, &code)
+	if cli.Run(root) == 0 {
+		return 0
+	}
+	return max(code, 1)
+}
+
+// recordExitCodes makes cmd and every command under it set *code to the
+// exit code its error asks for (exitCode), for Main to return instead of
+// the 1 cli.Run returns for every error.
+func recordExitCodes(cmd *cobra.Command, code *int) {
+	if run := cmd.RunE; run != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			err := run(c, args)
+			*code = exitCode(err)
+			return err
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		recordExitCodes(sub, code)
+	}
 }
 
 // NewRoot returns the product's root command with every command of
@@ -195,4 +224,18 @@ func under(cmd *cobra.Command, name string) bool {
 		}
 	}
 	return false
+}
+
+// exitCode is the exit code for a command's err: 0 for nil; the code of the
+// first error in its chain with an ExitCode method (gcp etcd's for a removed
+// member); otherwise 1.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var coder interface{ ExitCode() int }
+	if errors.As(err, &coder) {
+		return coder.ExitCode()
+	}
+	return 1
 }

@@ -3,6 +3,9 @@ package multicall
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -10,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/gcp-project/gcp/pkg/layering"
 )
@@ -124,3 +129,42 @@ func TestSymlinks(t *testing.T) {
 		t.Errorf("--make-symlinks replaced a file that was not a link: %q", b)
 	}
 }
+
+// A command's error chooses the process's exit code (gcp etcd's 78 for a
+// removed member); any other error, or a flag that does not parse, is 1.
+func TestExitCodes(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"removed"}, 78},
+		{[]string{"fails"}, 1},
+		{[]string{"works"}, 0},
+		{[]string{"works", "--no-such-flag"}, 1},
+	} {
+		root := &cobra.Command{Use: "gcp"}
+		sub := &cobra.Command{Use: "sub"}
+		sub.AddCommand(&cobra.Command{Use: "removed", RunE: func(*cobra.Command, []string) error {
+			return fmt.Errorf("etcd: %w", codedError{78})
+		}})
+		root.AddCommand(sub,
+			&cobra.Command{Use: "fails", RunE: func(*cobra.Command, []string) error { return errors.New("no") }},
+			&cobra.Command{Use: "works", RunE: func(*cobra.Command, []string) error { return nil }})
+		args := c.args
+		if args[0] == "removed" {
+			args = append([]string{"sub"}, args...)
+		}
+		root.SetArgs(args)
+		root.SetErr(io.Discard)
+		if got := run(root); got != c.want {
+			t.Errorf("gcp %s: exit %d, want %d", strings.Join(args, " "), got, c.want)
+		}
+	}
+}
+
+// codedError asks for an exit code, as gcp etcd's error for a removed
+// member does.
+type codedError struct{ code int }
+
+func (e codedError) Error() string { return "removed" }
+func (e codedError) ExitCode() int { return e.code }

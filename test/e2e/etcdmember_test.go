@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	gcpetcd "github.com/gcp-project/gcp/pkg/controlplane/etcd"
 	"github.com/gcp-project/gcp/test/poll"
 )
 
@@ -120,6 +121,24 @@ func TestEtcdMemberJoin(t *testing.T) {
 	list = member("list")
 	if strings.Contains(list, "etcd-0") || len(strings.Split(strings.TrimSpace(list), "\n")) != 4 {
 		t.Fatalf("member list after removing etcd-0:\n%s", list)
+	}
+	// The removed member's process ends by itself, saying why, with the
+	// exit code its systemd unit does not restart; started again on its
+	// data dir (as a static pod's kubelet would), it ends so at once.
+	for try := range 2 {
+		removed := c.members[0]
+		select {
+		case <-removed.proc.done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("start %d: etcd-0 still runs 30 s after its removal:\n%s", try, removed.proc.log)
+		}
+		if code, log := removed.proc.cmd.ProcessState.ExitCode(), removed.proc.log.String(); code != gcpetcd.RemovedExitCode ||
+			!strings.Contains(log, "this member was removed from its etcd cluster") || !strings.Contains(log, "gcp etcd member add") {
+			t.Fatalf("start %d: etcd-0 exited %d after its removal, want %d saying so:\n%s", try, code, gcpetcd.RemovedExitCode, log)
+		}
+		if try == 0 {
+			c.runMember(&c.members[0], c.initial, "existing")
+		}
 	}
 	a.kubectl("--server", serverB, "create", "configmap", "after-remove", "--from-literal=k=v")
 	if out := a.kubectl("--server", serverA, "get", "configmap", "after-remove", "-o", "jsonpath={.data.k}"); out != "v" {

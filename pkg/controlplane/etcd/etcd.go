@@ -36,11 +36,33 @@ import (
 // own database lock.
 const lockFileName = "gcp-etcd.lock"
 
+// ErrRemoved is why a member stops once it has been removed from its
+// cluster (`gcp etcd member remove`): its data dir can never rejoin, so it
+// is not worth starting again on it.
+var ErrRemoved = errors.New("this member was removed from its etcd cluster")
+
+// RemovedExitCode is the exit code of `gcp etcd` once its member has been
+// removed (ErrRemoved): the systemd unit `gcp manifests systemd --role etcd`
+// writes does not restart it (RestartPreventExitStatus). 78 is EX_CONFIG of
+// sysexits.h: the machine is not configured to be what it was started as.
+const RemovedExitCode = 78
+
+// removedError says that the member of dataDir was removed, and what
+// brings the machine back, if e's member was removed; otherwise it is nil.
+func removedError(e *embed.Etcd, dataDir string) error {
+	if id := e.Server.MemberID(); !e.Server.IsIDRemoved(uint64(id)) {
+		return nil
+	}
+	return fmt.Errorf("%w (member ID %s), and its data dir %s cannot rejoin it; to bring this machine back, "+
+		"add it again (gcp etcd member add) and start it on an empty data dir", ErrRemoved, e.Server.MemberID(), dataDir)
+}
+
 // Handle is a running etcd member. Its methods are safe for concurrent use.
 type Handle struct {
 	etcd       *embed.Etcd
 	lock       *fileutil.LockedFile
 	clientURLs []string
+	dataDir    string
 
 	ready       chan struct{}
 	errc        chan error
@@ -139,8 +161,14 @@ func Start(cfg Config) (*Handle, error) {
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
+		if removed := removedError(e, cfg.DataDir); removed != nil {
+			return fail(removed)
+		}
 		return fail(fmt.Errorf("etcd failed before it was ready: %w", orStopped(err)))
 	case <-e.Server.StopNotify():
+		if err := removedError(e, cfg.DataDir); err != nil {
+			return fail(err)
+		}
 		return fail(errors.New("etcd stopped before it was ready"))
 	case <-timer.C:
 		return fail(fmt.Errorf("etcd was not ready within %s", timeout))
@@ -150,6 +178,7 @@ func Start(cfg Config) (*Handle, error) {
 		etcd:        e,
 		lock:        lock,
 		clientURLs:  cfg.advertiseClientURLs(),
+		dataDir:     cfg.DataDir,
 		ready:       make(chan struct{}),
 		errc:        make(chan error, 1),
 		stop:        stop,
@@ -226,6 +255,9 @@ func (h *Handle) monitor() {
 		err = orStopped(err)
 	case <-h.etcd.Server.StopNotify():
 		err = errors.New("etcd server stopped")
+	}
+	if removed := removedError(h.etcd, h.dataDir); removed != nil {
+		err = removed
 	}
 	select {
 	case <-h.stop:
