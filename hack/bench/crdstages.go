@@ -18,8 +18,9 @@ import (
 // NamesAccepted and Established conditions true. apiextensions-apiserver
 // names CRDs one at a time, so that stage is the one to watch.
 type crdStages struct {
-	w                        watch.Interface
+	client                   apiextensionsclientv1.CustomResourceDefinitionInterface
 	mu                       sync.Mutex
+	w                        watch.Interface // nil once stop has begun
 	sent, named, established map[string]time.Time
 	done                     chan struct{}
 }
@@ -29,35 +30,77 @@ func watchCRDStages(client apiextensionsclientv1.CustomResourceDefinitionInterfa
 	if err != nil {
 		return nil, err
 	}
-	s := &crdStages{w: w, sent: map[string]time.Time{}, named: map[string]time.Time{}, established: map[string]time.Time{}, done: make(chan struct{})}
+	s := &crdStages{client: client, w: w, sent: map[string]time.Time{}, named: map[string]time.Time{}, established: map[string]time.Time{}, done: make(chan struct{})}
 	go func() {
 		defer close(s.done)
-		for ev := range w.ResultChan() {
-			crd, ok := ev.Object.(*apiextensionsv1.CustomResourceDefinition)
-			if !ok {
-				continue
-			}
-			now := time.Now()
-			s.mu.Lock()
-			for _, c := range crd.Status.Conditions {
-				if c.Status != apiextensionsv1.ConditionTrue {
-					continue
-				}
-				switch c.Type {
-				case apiextensionsv1.NamesAccepted:
-					if _, seen := s.named[crd.Name]; !seen {
-						s.named[crd.Name] = now
-					}
-				case apiextensionsv1.Established:
-					if _, seen := s.established[crd.Name]; !seen {
-						s.established[crd.Name] = now
-					}
+		for w != nil {
+			for ev := range w.ResultChan() {
+				if crd, ok := ev.Object.(*apiextensionsv1.CustomResourceDefinition); ok {
+					s.see(crd, time.Now())
 				}
 			}
-			s.mu.Unlock()
+			w = s.rewatch()
 		}
 	}()
 	return s, nil
+}
+
+// see notes when crd's conditions were first seen true.
+func (s *crdStages) see(crd *apiextensionsv1.CustomResourceDefinition, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range crd.Status.Conditions {
+		if c.Status != apiextensionsv1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case apiextensionsv1.NamesAccepted:
+			if _, seen := s.named[crd.Name]; !seen {
+				s.named[crd.Name] = now
+			}
+		case apiextensionsv1.Established:
+			if _, seen := s.established[crd.Name]; !seen {
+				s.established[crd.Name] = now
+			}
+		}
+	}
+}
+
+// rewatch follows a watch the server ended (kube-apiserver ends one whose
+// client reads too slowly, and every watch after its timeout): it lists
+// the CRDs, noting what the list shows as seen now (later than it
+// happened, never earlier), and watches again from the list. It returns
+// nil once stop has begun.
+func (s *crdStages) rewatch() watch.Interface {
+	for {
+		s.mu.Lock()
+		stopped := s.w == nil
+		s.mu.Unlock()
+		if stopped {
+			return nil
+		}
+		log("the CRD watch ended; listing the CRDs and watching again")
+		list, err := s.client.List(context.Background(), metav1.ListOptions{})
+		if err == nil {
+			now := time.Now()
+			for i := range list.Items {
+				s.see(&list.Items[i], now)
+			}
+			var w watch.Interface
+			if w, err = s.client.Watch(context.Background(), metav1.ListOptions{ResourceVersion: list.ResourceVersion}); err == nil {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				if s.w == nil {
+					w.Stop()
+					return nil
+				}
+				s.w = w
+				return w
+			}
+		}
+		log("watching the CRDs again: %v", err)
+		time.Sleep(time.Second)
+	}
 }
 
 // creating notes that the create of the CRD name is being sent.
@@ -72,7 +115,11 @@ func (s *crdStages) creating(name string) {
 // the last create was sent and the last CRD named and established,
 // counted from t0.
 func (s *crdStages) stop(t0 time.Time) string {
-	s.w.Stop()
+	s.mu.Lock()
+	w := s.w
+	s.w = nil
+	s.mu.Unlock()
+	w.Stop()
 	<-s.done
 	s.mu.Lock()
 	defer s.mu.Unlock()
