@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"os"
 	"sort"
 	"sync"
 
@@ -9,6 +8,8 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/configfile"
 )
 
 // certificateFile is a PEM file of certificates a running server reads, and
@@ -104,7 +105,7 @@ func (c *certificateCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	for _, f := range files {
-		data, err := os.ReadFile(f.path)
+		data, err := configfile.Read(f.path)
 		if err != nil {
 			klog.V(2).InfoS("Certificate expiration metric", "file", f.path, "err", err)
 			continue

@@ -2,12 +2,12 @@ package options
 
 import (
 	"fmt"
-	"os"
 
 	apiserverapi "k8s.io/apiserver/pkg/apis/apiserver"
 	authenticationcel "k8s.io/apiserver/pkg/authentication/cel"
 
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/authn"
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/configfile"
 )
 
 // loadAuthenticationConfig reads an AuthenticationConfiguration file
@@ -16,7 +16,7 @@ import (
 // one of disallowedIssuers (the service account issuers). It returns the
 // file's content too, the baseline of reloads.
 func loadAuthenticationConfig(path string, disallowedIssuers []string) (*apiserverapi.AuthenticationConfiguration, []byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := configfile.Read(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--authentication-config: %w", err)
 	}

@@ -2,7 +2,6 @@ package authz
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -14,6 +13,8 @@ import (
 	authorizationcel "k8s.io/apiserver/pkg/authorization/cel"
 	webhookutil "k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/client-go/rest"
+
+	"github.com/gcp-project/gcp/pkg/controlplane/auth/configfile"
 )
 
 // The authorizer types of an AuthorizationConfiguration, as
@@ -54,7 +55,7 @@ const DefaultWebhookName = "default"
 // returns the configuration and the bytes read (for reloading). Errors
 // name the field at fault and fit on one line.
 func LoadFile(path string) (*apiserverapi.AuthorizationConfiguration, []byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := configfile.Read(path)
 	if err != nil {
 		return nil, nil, err
 	}

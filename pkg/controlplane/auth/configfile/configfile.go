@@ -11,8 +11,8 @@ package configfile
 import (
 	"context"
 	"crypto/sha256"
-	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -27,27 +27,36 @@ const DefaultInterval = time.Minute
 // before; the same content is not offered again until it changes.
 type Apply func(data []byte) error
 
-// Watch reads path whenever it may have changed, and at least every
-// interval, until ctx is done, calling apply with each content that
+// Watch reads path (with Read) whenever it may have changed, and at least
+// every interval, until ctx is done, calling apply with each content that
 // differs from the last one seen. initial is the content applied at
 // start, which is not offered again. A file that cannot be read (deleted
-// while an editor replaces it) is retried on the next change or tick, and
-// the configuration in place stays; unreadable, if not nil, is told each
-// time (upstream counts it as a failed reload).
+// while an editor replaces it, not a regular file, too large) is retried
+// on the next change or tick, and the configuration in place stays; the
+// log says so once for each new error, and unreadable, if not nil, is told
+// each time (upstream counts it as a failed reload).
 func Watch(ctx context.Context, path string, initial []byte, interval time.Duration, apply Apply, unreadable func(error)) {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
 	logger := klog.FromContext(ctx).WithValues("file", path)
 	last := sha256.Sum256(initial)
+	lastErr := ""
 	check := func() {
-		data, err := os.ReadFile(path)
+		data, err := Read(path)
 		if err != nil {
-			logger.Info("Cannot read the configuration file; keeping the one in use", "err", err)
+			if err.Error() != lastErr {
+				lastErr = err.Error()
+				logger.Info("Cannot read the configuration file; keeping the one in use", "err", err)
+			}
 			if unreadable != nil {
 				unreadable(err)
 			}
 			return
+		}
+		if lastErr != "" {
+			lastErr = ""
+			logger.Info("The configuration file can be read again")
 		}
 		sum := sha256.Sum256(data)
 		if sum == last {
@@ -83,9 +92,14 @@ func Watch(ctx context.Context, path string, initial []byte, interval time.Durat
 
 // watchDir reports changes to path by watching its directory (editors and
 // Kubernetes' ConfigMap volumes replace a file by renaming another over
-// it, which a watch on the file itself would lose). Without inotify the
-// channel never fires and the interval alone finds changes.
+// it, which a watch on the file itself would lose), and only those: events
+// about path itself, and about the ".."-named entries of a ConfigMap
+// volume, whose "..data" symlink swap changes every file in it. Events
+// about other files (the server's own log, written beside its
+// configuration) are not changes of path. Without inotify the channel
+// never fires and the interval alone finds changes.
 func watchDir(ctx context.Context, path string) (<-chan struct{}, func()) {
+	path = filepath.Clean(path)
 	changes := make(chan struct{}, 1)
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -102,13 +116,13 @@ func watchDir(ctx context.Context, path string) (<-chan struct{}, func()) {
 		defer close(done)
 		for {
 			select {
-			case _, ok := <-w.Events:
+			case ev, ok := <-w.Events:
 				if !ok {
 					return
 				}
-				// Any event in the directory: reading the file and
-				// comparing its hash is cheap, and a symlink swap
-				// (..data in a ConfigMap volume) names another file.
+				if name := filepath.Clean(ev.Name); name != path && !strings.HasPrefix(filepath.Base(name), "..") {
+					continue
+				}
 				select {
 				case changes <- struct{}{}:
 				default:

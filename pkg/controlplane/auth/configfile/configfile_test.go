@@ -3,9 +3,13 @@ package configfile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -125,5 +129,110 @@ func TestWatchTellsUnreadableFile(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("an unreadable file was not told")
+	}
+}
+
+// A FIFO, a device and a file over MaxSize at the path are each refused at
+// once, saying what is wrong, and a regular file put back is applied.
+func TestWatchReadsOnlyBoundedRegularFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := &recorder{calls: make(chan string, 10)}
+	failed := make(chan error, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Watch(ctx, path, []byte("one"), 20*time.Millisecond, r.apply, func(err error) {
+			select {
+			case failed <- err:
+			default:
+			}
+		})
+	}()
+	defer func() { cancel(); <-done }()
+	want := func(what string) {
+		t.Helper()
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case err := <-failed:
+				if strings.Contains(err.Error(), what) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no read refused for %q within 30s", what)
+			}
+		}
+	}
+	want("a FIFO")
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", path); err != nil {
+		t.Fatal(err)
+	}
+	want("a character device")
+
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, make([]byte, MaxSize+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(big, path); err != nil {
+		t.Fatal(err)
+	}
+	want("larger than")
+
+	write(t, path, "two")
+	if got := next(t, r.calls); got != "two" {
+		t.Fatalf("applied %q, want two", got)
+	}
+}
+
+// Writes to other files in the directory (the server's own log beside its
+// configuration) are not read as changes of the file: with the file missing
+// and a long interval, a thousand writes beside it make no read, and the
+// file's own appearance is read.
+func TestWatchIgnoresOtherFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	var failedReads atomic.Int32
+	applied := make(chan string, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Watch(ctx, path, []byte("one"), time.Hour, func(data []byte) error { applied <- string(data); return nil },
+			func(error) { failedReads.Add(1) })
+	}()
+	defer func() { cancel(); <-done }()
+	// The first read, once the watch is set.
+	for end := time.Now().Add(30 * time.Second); failedReads.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the missing file was not read at the start")
+		}
+	}
+	log, err := os.Create(filepath.Join(dir, "gcp.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	for i := range 1000 {
+		fmt.Fprintf(log, "line %d\n", i)
+	}
+	// Events come in order: once the file's own is handled, so were the
+	// log's.
+	write(t, path, "two")
+	if got := next(t, applied); got != "two" {
+		t.Fatalf("applied %q, want two", got)
+	}
+	if n := failedReads.Load(); n != 1 {
+		t.Fatalf("%d failed reads of the missing file with a thousand writes beside it, want the first one alone", n)
 	}
 }
