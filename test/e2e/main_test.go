@@ -115,8 +115,16 @@ func (a *allInOne) stop() error {
 		a.exited <- err
 		return err
 	case <-time.After(60 * time.Second):
-		_ = a.cmd.Process.Kill()
-		a.t.Errorf("%s start did not stop within 60s of SIGTERM:\n%s", filepath.Base(a.binary), a.log)
+		// SIGQUIT makes the Go runtime write every goroutine's stack to
+		// stderr (the log) and exit: what it was waiting for.
+		_ = a.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case err := <-a.exited:
+			a.exited <- err
+		case <-time.After(10 * time.Second):
+			_ = a.cmd.Process.Kill()
+		}
+		a.t.Errorf("%s start did not stop within 60s of SIGTERM; its log, ending with its goroutines at SIGQUIT:\n%s", filepath.Base(a.binary), a.log)
 		return fmt.Errorf("killed")
 	}
 }
