@@ -62,6 +62,7 @@ func TestNonsenseFlagsAreOneLineAndExit1(t *testing.T) {
 		{"start", "--snapshot-interval", "1h", "--snapshot-retention", "0"},
 		{"start", "--quota-backend-bytes", "-1"},
 		{"start", "--min-free-disk", "-1"},
+		{"start", "--min-free-disk", "4611686018427387904"}, // more than any disk has free: refused before anything is written
 		{"etcd", "--min-free-disk", "much"},
 		{"manifests", "systemd", "--role", "nope"},
 		{"snapshot", "restore", "/no/such/snapshot.db", "--data-dir", filepath.Join(t.TempDir(), "new")},

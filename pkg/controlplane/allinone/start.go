@@ -2,7 +2,9 @@ package allinone
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -36,6 +38,9 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	}
 	dataDir, err := filepath.Abs(o.DataDir)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkNewDataDirDisk(dataDir, o.Etcd.MinFreeDisk); err != nil {
 		return nil, err
 	}
 	// The port first: a start that cannot serve creates nothing on disk.
@@ -168,4 +173,21 @@ func runReversed(fs []func()) {
 	for i := len(fs) - 1; i >= 0; i-- {
 		fs[i]()
 	}
+}
+
+// checkNewDataDirDisk refuses, before anything is written, a data dir
+// whose etcd member does not exist yet on a file system with less than
+// minFree free: its first start writes the API server's bootstrap objects
+// (namespaces, RBAC), which a member below --min-free-disk refuses, so the
+// start would otherwise fail on its first write, in etcd's words. A data
+// dir with a member starts below it (reads and deletes work, writes wait
+// for space).
+func checkNewDataDirDisk(dataDir string, minFree int64) error {
+	if _, err := os.Stat(filepath.Join(EtcdDir(dataDir), "member")); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := etcd.CheckFreeDisk(EtcdDir(dataDir), minFree); err != nil {
+		return fmt.Errorf("%w; a new data dir needs that much free for its first start: free some space, or lower --min-free-disk (0 turns the check off)", err)
+	}
+	return nil
 }
