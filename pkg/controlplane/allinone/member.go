@@ -37,7 +37,7 @@ func startEtcd(dataDir string, o Options) (*etcd.Handle, error) {
 // it is ready; abandon, for a start that fails before it needs the
 // member, stops a member already starting.
 func startEtcdAsync(rb *rollback, dataDir string, o Options) (wait func() (*etcd.Handle, error), abandon func()) {
-	if _, err := os.Lstat(filepath.Join(EtcdDir(dataDir), "member")); !o.Ephemeral || !os.IsNotExist(err) {
+	if _, err := os.Lstat(memberDir(dataDir)); !o.Ephemeral || !os.IsNotExist(err) {
 		return func() (*etcd.Handle, error) { return startEtcd(dataDir, o) }, func() {}
 	}
 	rb.removeIfNew(EtcdDir(dataDir))

@@ -18,6 +18,10 @@ import (
 // EtcdDir is the embedded etcd member's data dir in a data dir.
 func EtcdDir(dataDir string) string { return filepath.Join(dataDir, "etcd") }
 
+// memberDir is where etcd keeps the member's WAL and database in EtcdDir:
+// it exists once the member has started at least once.
+func memberDir(dataDir string) string { return filepath.Join(EtcdDir(dataDir), "member") }
+
 // EtcdSocket is the unix socket the embedded member serves on while `gcp
 // start` runs; only the data dir's owner reaches it.
 func EtcdSocket(dataDir string) string { return filepath.Join(dataDir, "etcd.sock") }
@@ -52,7 +56,7 @@ func restoreWith(err error) error {
 // begins meanwhile.
 // compressed gzips it.
 func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir, compressed bool) (etcd.SnapshotFile, error) {
-	if _, err := os.Stat(filepath.Join(EtcdDir(dataDir), "member")); err != nil {
+	if _, err := os.Stat(memberDir(dataDir)); err != nil {
 		return etcd.SnapshotFile{}, fmt.Errorf("data dir %s has no etcd data: %w", dataDir, err)
 	}
 	unlock, err := lockDataDir(dataDir)

@@ -183,7 +183,7 @@ func runReversed(fs []func()) {
 // dir with a member starts below it (reads and deletes work, writes wait
 // for space).
 func checkNewDataDirDisk(dataDir string, minFree int64) error {
-	if _, err := os.Stat(filepath.Join(EtcdDir(dataDir), "member")); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(memberDir(dataDir)); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err := etcd.CheckFreeDisk(EtcdDir(dataDir), minFree); err != nil {
