@@ -50,11 +50,12 @@ const RemovedExitCode = 78
 // removedError says that the member of dataDir was removed, and what
 // brings the machine back, if e's member was removed; otherwise it is nil.
 func removedError(e *embed.Etcd, dataDir string) error {
-	if id := e.Server.MemberID(); !e.Server.IsIDRemoved(uint64(id)) {
+	id := e.Server.MemberID()
+	if !e.Server.IsIDRemoved(uint64(id)) {
 		return nil
 	}
 	return fmt.Errorf("%w (member ID %s), and its data dir %s cannot rejoin it; to bring this machine back, "+
-		"add it again (gcp etcd member add) and start it on an empty data dir", ErrRemoved, e.Server.MemberID(), dataDir)
+		"add it again (gcp etcd member add) and start it on an empty data dir", ErrRemoved, id, dataDir)
 }
 
 // Handle is a running etcd member. Its methods are safe for concurrent use.
@@ -158,20 +159,23 @@ func Start(cfg Config) (*Handle, error) {
 		_ = lock.Close()
 		return nil, err
 	}
+	var stopped error
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
-		if removed := removedError(e, cfg.DataDir); removed != nil {
-			return fail(removed)
-		}
-		return fail(fmt.Errorf("etcd failed before it was ready: %w", orStopped(err)))
+		stopped = fmt.Errorf("etcd failed before it was ready: %w", orStopped(err))
 	case <-e.Server.StopNotify():
-		if err := removedError(e, cfg.DataDir); err != nil {
-			return fail(err)
-		}
-		return fail(errors.New("etcd stopped before it was ready"))
+		stopped = errors.New("etcd stopped before it was ready")
 	case <-timer.C:
 		return fail(fmt.Errorf("etcd was not ready within %s", timeout))
+	}
+	if stopped != nil {
+		// A member removed from its cluster stops, or fails to serve, on
+		// its own: say that rather than how it stopped.
+		if removed := removedError(e, cfg.DataDir); removed != nil {
+			stopped = removed
+		}
+		return fail(stopped)
 	}
 
 	h := &Handle{
