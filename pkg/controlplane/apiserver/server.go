@@ -23,6 +23,7 @@ import (
 	"github.com/gcp-project/gcp/pkg/controlplane/apiserver/workarounds"
 	"github.com/gcp-project/gcp/pkg/controlplane/auth/rbac/bootstrappolicy"
 	"github.com/gcp-project/gcp/pkg/controlplane/crdopenapi"
+	"github.com/gcp-project/gcp/pkg/controlplane/crdshare"
 	"github.com/gcp-project/gcp/pkg/controlplane/lazyopenapi"
 	"github.com/gcp-project/gcp/pkg/controlplane/registry"
 	"github.com/gcp-project/gcp/pkg/controlplane/version"
@@ -103,6 +104,12 @@ func (c CompletedConfig) new() (*Server, error) {
 			return nil, fmt.Errorf("apiextensions server: %w", err)
 		}
 		s.APIExtensions = x
+		// The CRDs the apiextensions server holds share their identical
+		// schema subtrees (crdshare).
+		crds := x.Informers.Apiextensions().V1().CustomResourceDefinitions().Informer()
+		if err := crds.SetTransform(crdshare.New(crds.GetStore().List).Transform); err != nil {
+			return nil, fmt.Errorf("apiextensions server: %w", err)
+		}
 		// Requests refused because a CRD's storage was replaced under
 		// them are served again (workarounds/crdstorageretry.go).
 		delegate = workarounds.NewWithCRDStorageRetry(x.GenericAPIServer)
