@@ -39,12 +39,17 @@ func startMember(cfg etcd.Config) (*etcd.Handle, error) {
 	return m, nil
 }
 
-// restoreWith names a corrupt database as it is, with the restore command
-// of a gcp start data dir, and any other error of its member as etcd's.
+// restoreWith names a corrupt database or a lost write-ahead log as it is,
+// with the restore command of a gcp start data dir, and any other error of
+// its member as etcd's.
 func restoreWith(err error) error {
 	if c := (*etcd.CorruptDatabaseError)(nil); errors.As(err, &c) {
 		c.Restore = "gcp snapshot restore"
 		return c
+	}
+	if l := (*etcd.LostWALError)(nil); errors.As(err, &l) {
+		l.Restore = "gcp snapshot restore"
+		return l
 	}
 	return fmt.Errorf("etcd: %w", err)
 }

@@ -80,7 +80,8 @@ type Handle struct {
 // unless cfg.DatabaseChecked (a corrupt one is a *CorruptDatabaseError, and
 // the file is left as it is) and starts the member. It
 // returns once the member serves clients, or with an error if it fails or
-// is not ready within cfg.ReadyTimeout. After an error the member is
+// is not ready within cfg.ReadyTimeout (one whose write-ahead log lost what
+// its database applied fails within seconds, a *LostWALError). After an error the member is
 // stopped; if etcd's own start outlives the timeout, it is stopped (and the
 // data dir unlocked) as soon as that start returns. The member's metric
 // families join component-base's legacy registry (see registerMetrics), so
@@ -155,19 +156,42 @@ func Start(cfg Config) (*Handle, error) {
 
 	fail := func(err error) (*Handle, error) {
 		close(stop)
+		// embed.Etcd.Close waits for its client servers, which start only
+		// once the member is ready, or once it is stopping: stop it first.
+		e.Server.HardStop()
 		e.Close()
 		_ = lock.Close()
 		return nil, err
 	}
 	var stopped error
-	select {
-	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		stopped = fmt.Errorf("etcd failed before it was ready: %w", orStopped(err))
-	case <-e.Server.StopNotify():
-		stopped = errors.New("etcd stopped before it was ready")
-	case <-timer.C:
-		return fail(fmt.Errorf("etcd was not ready within %s", timeout))
+	// A member whose log lost what its database applied is never ready:
+	// said once it has shown so for lostWALChecks seconds in a row.
+	check := time.NewTicker(time.Second)
+	defer check.Stop()
+	behind := 0
+wait:
+	for {
+		select {
+		case <-e.Server.ReadyNotify():
+			break wait
+		case err := <-e.Err():
+			stopped = fmt.Errorf("etcd failed before it was ready: %w", orStopped(err))
+			break wait
+		case <-e.Server.StopNotify():
+			stopped = errors.New("etcd stopped before it was ready")
+			break wait
+		case <-timer.C:
+			return fail(fmt.Errorf("etcd was not ready within %s", timeout))
+		case <-check.C:
+			lost := lostWAL(e.Server, cfg.DataDir)
+			if lost == nil {
+				behind = 0
+				continue
+			}
+			if behind++; behind >= lostWALChecks {
+				return fail(lost)
+			}
+		}
 	}
 	if stopped != nil {
 		// A member removed from its cluster stops, or fails to serve, on
