@@ -76,7 +76,7 @@ func newCommand(ctx context.Context, name string, o *gcpetcd.Options) *cobra.Com
 // and serves until ctx is done (then returns nil) or the member fails
 // (then returns why).
 func run(ctx context.Context, cfg gcpetcd.Config, notify sdnotify.Notifier) error {
-	h, err := gcpetcd.Start(cfg)
+	h, err := gcpetcd.Start(ctx, cfg)
 	if err != nil {
 		return removedExit(err)
 	}

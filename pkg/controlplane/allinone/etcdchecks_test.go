@@ -1,6 +1,7 @@
 package allinone
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -18,7 +19,7 @@ import (
 func TestEtcdChecksClose(t *testing.T) {
 	t.Parallel()
 	dataDir := t.TempDir()
-	member, err := startEtcd(dataDir, Options{Etcd: newEtcdConfig()})
+	member, err := startEtcd(context.Background(), dataDir, Options{Etcd: newEtcdConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}

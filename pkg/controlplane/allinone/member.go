@@ -1,6 +1,7 @@
 package allinone
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,14 +18,14 @@ import (
 // startEtcd starts the data dir's etcd member, configured by o.Etcd, on
 // the data dir's socket; its database was checked by completeAPIServer,
 // with the data dir locked since.
-func startEtcd(dataDir string, o Options) (*etcd.Handle, error) {
+func startEtcd(ctx context.Context, dataDir string, o Options) (*etcd.Handle, error) {
 	cfg := *o.Etcd
 	cfg.DataDir = EtcdDir(dataDir)
 	cfg.ListenClientURLs = []string{etcd.UnixSocketURL(EtcdSocket(dataDir))}
 	cfg.AdvertiseClientURLs = cfg.ListenClientURLs
 	cfg.DatabaseChecked = true
 	cfg.UnsafeNoFsync = cfg.UnsafeNoFsync || o.Ephemeral
-	m, err := startMember(cfg)
+	m, err := startMember(ctx, cfg)
 	if err == nil {
 		klog.InfoS("etcd is ready", "dataDir", dataDir, "socket", EtcdSocket(dataDir))
 	}
@@ -36,9 +37,9 @@ func startEtcd(dataDir string, o Options) (*etcd.Handle, error) {
 // o.Ephemeral, or else when wait is called. wait returns the member once
 // it is ready; abandon, for a start that fails before it needs the
 // member, stops a member already starting.
-func startEtcdAsync(rb *rollback, dataDir string, o Options) (wait func() (*etcd.Handle, error), abandon func()) {
+func startEtcdAsync(ctx context.Context, rb *rollback, dataDir string, o Options) (wait func() (*etcd.Handle, error), abandon func()) {
 	if _, err := os.Lstat(memberDir(dataDir)); !o.Ephemeral || !os.IsNotExist(err) {
-		return func() (*etcd.Handle, error) { return startEtcd(dataDir, o) }, func() {}
+		return func() (*etcd.Handle, error) { return startEtcd(ctx, dataDir, o) }, func() {}
 	}
 	rb.removeIfNew(EtcdDir(dataDir))
 	type started struct {
@@ -47,7 +48,7 @@ func startEtcdAsync(rb *rollback, dataDir string, o Options) (wait func() (*etcd
 	}
 	done := make(chan started, 1)
 	go func() {
-		store, err := startEtcd(dataDir, o)
+		store, err := startEtcd(ctx, dataDir, o)
 		done <- started{store, err}
 	}()
 	wait = func() (*etcd.Handle, error) {

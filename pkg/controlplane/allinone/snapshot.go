@@ -31,8 +31,8 @@ func EtcdSocket(dataDir string) string { return filepath.Join(dataDir, "etcd.soc
 func DefaultSnapshotDir(dataDir string) string { return filepath.Join(dataDir, "snapshots") }
 
 // startMember starts a data dir's etcd member.
-func startMember(cfg etcd.Config) (*etcd.Handle, error) {
-	m, err := etcd.Start(cfg)
+func startMember(ctx context.Context, cfg etcd.Config) (*etcd.Handle, error) {
+	m, err := etcd.Start(ctx, cfg)
 	if err != nil {
 		return nil, restoreWith(err)
 	}
@@ -72,7 +72,7 @@ func SaveSnapshot(ctx context.Context, dataDir string, dir etcd.SnapshotDir, com
 		return etcd.SnapshotFile{}, err
 	}
 	defer unlock()
-	member, err := startMember(etcd.DefaultConfig(EtcdDir(dataDir)))
+	member, err := startMember(ctx, etcd.DefaultConfig(EtcdDir(dataDir)))
 	if err != nil {
 		return etcd.SnapshotFile{}, err
 	}

@@ -77,7 +77,7 @@ func Start(ctx context.Context, o Options, comp composition.Composition) (*Contr
 	if err != nil {
 		return fail(err)
 	}
-	waitMember, abandonMember := startEtcdAsync(rb, dataDir, o)
+	waitMember, abandonMember := startEtcdAsync(ctx, rb, dataDir, o)
 	failBeforeEtcd := func(err error) (*ControlPlane, error) {
 		abandonMember()
 		return fail(err)

@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -41,7 +42,7 @@ func TestNewDestroysStorageWhenItFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	member, err := etcd.Start(etcd.DefaultConfig(filepath.Join(dir, "etcd")))
+	member, err := etcd.Start(context.Background(), etcd.DefaultConfig(filepath.Join(dir, "etcd")))
 	if err != nil {
 		t.Fatal(err)
 	}

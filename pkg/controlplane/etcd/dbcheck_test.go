@@ -61,7 +61,7 @@ func TestStartRefusesACorruptDatabase(t *testing.T) {
 				t.Fatal(err)
 			}
 			before, _ := os.ReadFile(path)
-			h, err := Start(DefaultConfig(dataDir))
+			h, err := Start(context.Background(), DefaultConfig(dataDir))
 			if err == nil {
 				_ = h.Close()
 				t.Fatal("Start succeeded")
@@ -141,7 +141,7 @@ func TestStartRefusesALostWAL(t *testing.T) {
 	}
 	cfg.ReadyTimeout = 2 * time.Minute
 	began := time.Now()
-	h, err = Start(cfg)
+	h, err = Start(context.Background(), cfg)
 	if err == nil {
 		_ = h.Close()
 		t.Fatal("Start succeeded")

@@ -81,12 +81,13 @@ type Handle struct {
 // the file is left as it is) and starts the member. It
 // returns once the member serves clients, or with an error if it fails or
 // is not ready within cfg.ReadyTimeout (one whose write-ahead log lost what
-// its database applied fails within seconds, a *LostWALError). After an error the member is
+// its database applied fails within seconds, a *LostWALError), or when ctx
+// is done first (a signal during a start). After an error the member is
 // stopped; if etcd's own start outlives the timeout, it is stopped (and the
 // data dir unlocked) as soon as that start returns. The member's metric
 // families join component-base's legacy registry (see registerMetrics), so
 // the process' /metrics serves them.
-func Start(cfg Config) (*Handle, error) {
+func Start(ctx context.Context, cfg Config) (*Handle, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -123,10 +124,6 @@ func Start(cfg Config) (*Handle, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 
-	type started struct {
-		etcd *embed.Etcd
-		err  error
-	}
 	startc := make(chan started, 1)
 	go func() {
 		e, err := embed.StartEtcd(ec)
@@ -142,16 +139,11 @@ func Start(cfg Config) (*Handle, error) {
 		e = s.etcd
 		server.Store(e.Server)
 	case <-timer.C:
-		close(stop)
-		// StartEtcd cannot be interrupted: close whatever it eventually
-		// starts, and keep the data dir locked until then.
-		go func() {
-			if s := <-startc; s.etcd != nil {
-				s.etcd.Close()
-			}
-			_ = lock.Close()
-		}()
+		abandon(startc, lock, stop)
 		return nil, fmt.Errorf("etcd did not start within %s", timeout)
+	case <-ctx.Done():
+		abandon(startc, lock, stop)
+		return nil, fmt.Errorf("etcd's start was abandoned: %w", context.Cause(ctx))
 	}
 
 	fail := func(err error) (*Handle, error) {
@@ -182,6 +174,8 @@ wait:
 			break wait
 		case <-timer.C:
 			return fail(fmt.Errorf("etcd was not ready within %s", timeout))
+		case <-ctx.Done():
+			return fail(fmt.Errorf("etcd's start was abandoned before it was ready: %w", context.Cause(ctx)))
 		case <-check.C:
 			lost := lostWAL(e.Server, cfg.DataDir)
 			if lost == nil {
@@ -426,4 +420,26 @@ func (q quietOnStop) Check(ent zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore
 		}
 	}
 	return q.Core.Check(ent, ce)
+}
+
+// abandon lets a start that outlived its wait go: StartEtcd cannot be
+// interrupted, so whatever it eventually starts is stopped, and the data
+// dir stays locked until then.
+func abandon(startc <-chan started, lock io.Closer, stop chan struct{}) {
+	close(stop)
+	go func() {
+		if s := <-startc; s.etcd != nil {
+			// Close waits for client servers that start only once the
+			// member is ready or stopping: stop it first.
+			s.etcd.Server.HardStop()
+			s.etcd.Close()
+		}
+		_ = lock.Close()
+	}()
+}
+
+// started is what embed.StartEtcd returned.
+type started struct {
+	etcd *embed.Etcd
+	err  error
 }

@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,12 +12,14 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gcp-project/gcp/test/poll"
 )
 
 // startT starts cfg and closes the member when the test ends.
 func startT(t *testing.T, cfg Config) *Handle {
 	t.Helper()
-	h, err := Start(cfg)
+	h, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -133,7 +136,7 @@ func TestDataDirIsPrivate(t *testing.T) {
 func TestCloseIsIdempotent(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "etcd")
-	h, err := Start(DefaultConfig(dir))
+	h, err := Start(context.Background(), DefaultConfig(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +171,7 @@ func TestCloseIsIdempotent(t *testing.T) {
 func TestRestartKeepsData(t *testing.T) {
 	t.Parallel()
 	cfg := DefaultConfig(filepath.Join(t.TempDir(), "etcd"))
-	h, err := Start(cfg)
+	h, err := Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +199,7 @@ func TestSecondStartOnSameDataDirFails(t *testing.T) {
 
 	second := cfg
 	second.ListenClientURLs = []string{UnixSocketURL(filepath.Join(base, "second.sock"))}
-	h2, err := Start(second)
+	h2, err := Start(context.Background(), second)
 	if err == nil {
 		_ = h2.Close()
 		t.Fatal("second Start on the same data dir succeeded")
@@ -217,11 +220,45 @@ func TestStartRefusesToReplaceAFile(t *testing.T) {
 	}
 	cfg := DefaultConfig(filepath.Join(dir, "etcd"))
 	cfg.ListenClientURLs = []string{UnixSocketURL(notASocket)}
-	if h, err := Start(cfg); err == nil {
+	if h, err := Start(context.Background(), cfg); err == nil {
 		_ = h.Close()
 		t.Fatal("Start succeeded over a regular file")
 	}
 	if b, err := os.ReadFile(notASocket); err != nil || string(b) != "data" {
 		t.Errorf("the file was changed: %q, %v", b, err)
 	}
+}
+
+// TestStartEndsWithItsContext: a member that cannot be ready (one of a
+// cluster of two whose other member never comes, so it has no quorum)
+// returns from Start soon after its context is done (a signal during a
+// start), not at its ready timeout, and leaves the data dir unlocked.
+func TestStartEndsWithItsContext(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "etcd")
+	cfg := DefaultConfig(dir)
+	me, other := "http://"+freeAddr(t), "http://"+freeAddr(t)
+	cfg.ListenPeerURLs = []string{me}
+	cfg.InitialCluster = DefaultName + "=" + me + ",other=" + other
+	cfg.ReadyTimeout = 5 * time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2*time.Second, cancel)
+	began := time.Now()
+	h, err := Start(ctx, cfg)
+	if err == nil {
+		_ = h.Close()
+		t.Fatal("Start succeeded without a quorum")
+	}
+	took := time.Since(began)
+	t.Logf("after %s: %v", took, err)
+	if !errors.Is(err, context.Canceled) || took > 30*time.Second {
+		t.Fatalf("Start: %v after %s, want context.Canceled soon after 2s", err, took)
+	}
+	poll.Until(t, 100*time.Millisecond, 30*time.Second, func() error {
+		l, err := lockDataDir(dir)
+		if err != nil {
+			return err
+		}
+		return l.Close()
+	})
 }

@@ -1,6 +1,7 @@
 package etcd_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +19,7 @@ func Example() {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 
-	h, err := etcd.Start(etcd.DefaultConfig(filepath.Join(dir, "etcd")))
+	h, err := etcd.Start(context.Background(), etcd.DefaultConfig(filepath.Join(dir, "etcd")))
 	if err != nil {
 		fmt.Println(err)
 		return

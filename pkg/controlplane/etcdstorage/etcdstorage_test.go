@@ -37,7 +37,7 @@ func startEtcd(t *testing.T) *etcd.Handle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	h, err := etcd.Start(etcd.DefaultConfig(filepath.Join(dir, "etcd")))
+	h, err := etcd.Start(context.Background(), etcd.DefaultConfig(filepath.Join(dir, "etcd")))
 	if err != nil {
 		t.Fatal(err)
 	}
