@@ -33,11 +33,16 @@ type CorruptDatabaseError struct {
 
 // Error says which file is corrupt and what to do about it, in one line.
 func (e *CorruptDatabaseError) Error() string {
-	restore := e.Restore
+	return fmt.Sprintf("the etcd database %s is corrupt (%s); restore it from a snapshot with %s", e.Path, e.Detail, restoreCommand(e.Restore))
+}
+
+// restoreCommand is restore, or `gcp etcd snapshot restore` if it is empty:
+// the command an error about a member's files names.
+func restoreCommand(restore string) string {
 	if restore == "" {
-		restore = "gcp etcd snapshot restore"
+		return "gcp etcd snapshot restore"
 	}
-	return fmt.Sprintf("the etcd database %s is corrupt (%s); restore it from a snapshot with %s", e.Path, e.Detail, restore)
+	return restore
 }
 
 // DatabasePath is where a member keeps its database in its data dir.

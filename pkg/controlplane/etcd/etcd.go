@@ -83,8 +83,8 @@ type Handle struct {
 // is not ready within cfg.ReadyTimeout (one whose write-ahead log lost what
 // its database applied fails within seconds, a *LostWALError), or when ctx
 // is done first (a signal during a start). After an error the member is
-// stopped; if etcd's own start outlives the timeout, it is stopped (and the
-// data dir unlocked) as soon as that start returns. The member's metric
+// stopped; if etcd's own start outlives the timeout or ctx, it is stopped
+// (and the data dir unlocked) as soon as that start returns. The member's metric
 // families join component-base's legacy registry (see registerMetrics), so
 // the process' /metrics serves them.
 func Start(ctx context.Context, cfg Config) (*Handle, error) {
@@ -148,10 +148,7 @@ func Start(ctx context.Context, cfg Config) (*Handle, error) {
 
 	fail := func(err error) (*Handle, error) {
 		close(stop)
-		// embed.Etcd.Close waits for its client servers, which start only
-		// once the member is ready, or once it is stopping: stop it first.
-		e.Server.HardStop()
-		e.Close()
+		closeUnready(e)
 		_ = lock.Close()
 		return nil, err
 	}
@@ -429,13 +426,18 @@ func abandon(startc <-chan started, lock io.Closer, stop chan struct{}) {
 	close(stop)
 	go func() {
 		if s := <-startc; s.etcd != nil {
-			// Close waits for client servers that start only once the
-			// member is ready or stopping: stop it first.
-			s.etcd.Server.HardStop()
-			s.etcd.Close()
+			closeUnready(s.etcd)
 		}
 		_ = lock.Close()
 	}()
+}
+
+// closeUnready closes a member that may not be ready: embed.Etcd.Close
+// waits for its client servers, which start only once the member is ready
+// or stopping, so the server is stopped first.
+func closeUnready(e *embed.Etcd) {
+	e.Server.HardStop()
+	e.Close()
 }
 
 // started is what embed.StartEtcd returned.

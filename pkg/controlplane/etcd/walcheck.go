@@ -28,13 +28,9 @@ type LostWALError struct {
 
 // Error says which log lost what and what to do about it, in one line.
 func (e *LostWALError) Error() string {
-	restore := e.Restore
-	if restore == "" {
-		restore = "gcp etcd snapshot restore"
-	}
 	return fmt.Sprintf("the etcd write-ahead log in %s ends before what the database has applied "+
 		"(raft index %d, the database's %d): it was cut short or replaced; restore the data dir from a snapshot with %s",
-		e.Dir, e.Committed, e.Applied, restore)
+		e.Dir, e.Committed, e.Applied, restoreCommand(e.Restore))
 }
 
 // lostWALChecks is how many checks a second apart must find the log behind
