@@ -29,7 +29,6 @@ package crdshare
 
 import (
 	"hash/maphash"
-	"math"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -189,13 +188,7 @@ func (s *Sharer) node(p *apiextensionsv1.JSONSchemaProps, replace bool) uint64 {
 		h.WriteString(v)
 		h.WriteByte(0)
 	}
-	num := func(v uint64) {
-		var b [8]byte
-		for i := range b {
-			b[i] = byte(v >> (8 * i))
-		}
-		h.Write(b[:])
-	}
+	num := func(v uint64) { maphash.WriteComparable(&h, v) }
 	str(&p.Description)
 	str(&p.Type)
 	str(&p.Format)
@@ -234,7 +227,7 @@ func (s *Sharer) node(p *apiextensionsv1.JSONSchemaProps, replace bool) uint64 {
 	}
 	for _, f := range []*float64{p.Maximum, p.Minimum, p.MultipleOf} {
 		if f != nil {
-			num(math.Float64bits(*f))
+			maphash.WriteComparable(&h, *f)
 		}
 		h.WriteByte(7)
 	}
@@ -278,12 +271,15 @@ func (s *Sharer) node(p *apiextensionsv1.JSONSchemaProps, replace bool) uint64 {
 			num(s.child(&b.Schema, replace))
 		}
 	}
+	var deps uint64 // order-independent, as a map's entries must be
 	for k, d := range p.Dependencies {
-		h.WriteString(k)
+		e := maphash.String(s.seed, k)
 		if d.Schema != nil {
-			num(s.node(d.Schema, replace))
+			e = mix(e, s.node(d.Schema, replace))
 		}
+		deps += e
 	}
+	num(deps)
 	return h.Sum64()
 }
 

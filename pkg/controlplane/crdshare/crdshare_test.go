@@ -175,3 +175,33 @@ func TestSharerForgetsWhatNoCRDHolds(t *testing.T) {
 		t.Errorf("the Sharer held %d entries for 10 CRDs (%d after relearning)", most, s.learned)
 	}
 }
+
+// TestTransformSharesWhateverAMapsOrder: equal schemas whose maps iterate
+// in different orders (Go's maps start each iteration somewhere else) are
+// shared, here through the dependencies, which hash like Properties.
+func TestTransformSharesWhateverAMapsOrder(t *testing.T) {
+	s := New(func() []interface{} { return nil })
+	withDependencies := func(name string) *apiextensionsv1.CustomResourceDefinition {
+		deps := apiextensionsv1.JSONSchemaDependencies{}
+		for _, k := range []string{"a", "b", "c", "d", "e"} {
+			deps[k] = apiextensionsv1.JSONSchemaPropsOrStringArray{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string", Description: k}}
+		}
+		return &apiextensionsv1.CustomResourceDefinition{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: apiextensionsv1.CustomResourceDefinitionSpec{Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", Dependencies: deps,
+				}},
+			}}},
+		}
+	}
+	root := func(obj interface{}) *apiextensionsv1.JSONSchemaProps {
+		return obj.(*apiextensionsv1.CustomResourceDefinition).Spec.Versions[0].Schema.OpenAPIV3Schema
+	}
+	first, _ := s.Transform(withDependencies("first"))
+	for i := range 20 {
+		if next, _ := s.Transform(withDependencies(fmt.Sprint("next", i))); root(next) != root(first) {
+			t.Fatalf("equal schema number %d was not shared", i+1)
+		}
+	}
+}
